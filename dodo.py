@@ -1,0 +1,52 @@
+"""The build graph: ``doit build target=u85-linux`` (README documents every command).
+
+This file is only the index of the graph; pipeline/graph/ builds the task dicts. Loading it
+imports no torch, Vela or tosa-tools, so a no-op build stays fast.
+"""
+
+from doit import get_var
+
+from pipeline.graph import project, tasks
+
+PROJECT = project.load(get_var)
+DOIT_CONFIG = PROJECT.doit_config()
+
+
+def _stage(stage):
+    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage)
+
+
+def task_export():
+    """torch.export each model and draw its calibration and test inputs."""
+    yield from _stage("export")
+
+
+def task_quantize():
+    """PT2E-quantize exported models (torchao), calibrated."""
+    yield from _stage("quantize")
+
+
+def task_lower():
+    """Lower quantized graphs to TOSA flatbuffers."""
+    yield from _stage("lower")
+
+
+def task_verify():
+    """Check each TOSA graph in the TOSA reference model against torch."""
+    yield from _stage("verify")
+
+
+def task_vela():
+    """Compile TOSA graphs with Vela, once per distinct NPU configuration."""
+    yield from _stage("vela")
+
+
+def task_package():
+    """Package Vela's output and IO metadata into model artifacts."""
+    yield from _stage("package")
+
+
+def task_build():
+    """Build targets into build/<target>/: `doit build target=NAME` (all when omitted)."""
+    yield from tasks.target_tasks(PROJECT.plan, PROJECT.build, PROJECT.target_configs(),
+                                  PROJECT.selected)

@@ -1,0 +1,104 @@
+"""The Python actions behind the doit tasks: run a stage through the store, write a target.
+
+Each stage task computes its key at run time (content of its inputs, its options, its code
+and tool versions), restores the outputs from the store on a hit, and otherwise runs the
+stage into a temporary folder, puts the result into the store and copies it into place. A
+user error becomes a doit failure with the message alone; a bug keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pipeline.cache.key import stage_key, tool_versions, tree_digest
+from pipeline.cache.store import Store
+from pipeline.errors import UserError
+from pipeline.graph.plan import PIPELINE_DIR, Invocation, code_files
+
+
+def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
+    """Run the stage function behind an invocation, writing to ``out`` (role -> path)."""
+    i, o, params = inv.inputs, inv.options, inv.params
+    if inv.stage == "export":
+        from pipeline.stages.export import export
+        factory = params.get("input_factory")
+        calibration = o.get("calibration", {"samples": 0, "seed": 0})
+        folder = params.get("calibration_folder")
+        export(Path(params["source"]), o["source_attr"], out["model"].parent,
+               inputs=o.get("inputs"),
+               input_factory=(Path(factory[0]), factory[1]) if factory else None,
+               seed=o["seed"], calibration_samples=calibration["samples"],
+               calibration_seed=calibration["seed"],
+               calibration_folder=Path(folder) if folder else None, where=where)
+    elif inv.stage == "quantize":
+        from pipeline.stages.quantize import quantize
+        quantize(i["model"], i["calibration"], out["model"], scheme=o["scheme"])
+    elif inv.stage == "lower":
+        from pipeline.stages.lower import lower
+        lower(i["model"], out["tosa"], out["io"], spec=o["spec"], where=where)
+    elif inv.stage == "verify":
+        from pipeline.stages.verify import verify
+        verify(i["float_model"], i["model"], i["tosa"], i["io"], i["test_inputs"],
+               out["report"], where=where)
+    elif inv.stage == "vela":
+        from pipeline.stages.vela import run_vela
+        run_vela(i["tosa"], out["npz"].parent, params["vela_args"], where=where)
+    elif inv.stage == "package":
+        from pipeline.stages.package import package
+        package(i["npz"], i["io"], out["artifact"], where=where)
+    else:
+        raise AssertionError(f"no stage function for {inv.stage}")
+
+
+def run_stage(inv: Invocation, store_root: str, requested_by: str = ""):
+    """doit action: restore ``inv``'s outputs from the store or compute and store them."""
+    from doit.exceptions import TaskFailed
+
+    where = f"{requested_by or inv.task}/{inv.stage}"
+    started = time.perf_counter()
+    store = Store(Path(store_root))
+    code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
+    key, record = stage_key(inv.stage, code, inv.inputs, inv.options, tool_versions())
+    names = {role: path.name for role, path in inv.outputs.items()}
+    if store.has(key):
+        store.restore(key, {names[r]: p for r, p in inv.outputs.items()})
+        print(f"   {inv.task}: restored from store [{key[:12]}]", flush=True)
+        return True
+    try:
+        with tempfile.TemporaryDirectory(prefix=".work-", dir=_work_root(inv)) as tmp:
+            out = {role: Path(tmp) / name for role, name in names.items()}
+            _call_stage(inv, out, where)
+            missing = [str(p.name) for p in out.values() if not p.is_file()]
+            if missing:
+                raise AssertionError(f"stage {inv.stage} did not write {missing}")
+            store.put(key, record, {names[r]: p for r, p in out.items()})
+        store.restore(key, {names[r]: p for r, p in inv.outputs.items()})
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return TaskFailed(str(exc))
+    print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
+    return True
+
+
+def _work_root(inv: Invocation) -> Path:
+    root = next(iter(inv.outputs.values())).parent
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def copy_view(src: Path, dest: Path) -> None:
+    """Copy one stage output into a target folder (through a temporary file)."""
+    from pipeline.cache.store import copy_atomic
+    copy_atomic(src, dest)
+
+
+def clear_stale(folder: Path, keep: set[str]) -> None:
+    """Remove model folders of a target that its configuration no longer lists."""
+    if folder.is_dir():
+        for child in folder.iterdir():
+            if child.is_dir() and child.name not in keep:
+                shutil.rmtree(child)

@@ -1,0 +1,148 @@
+"""From a validated configuration to stage invocations, deduplicated across targets.
+
+An invocation is named by what it depends on, not by the target that asked for it: ten
+targets sharing a model export it once, and Vela runs once per distinct TOSA graph and NPU
+options. Every path here is under ``<build>/.stages/<stage>/<name>/``; the per-target folders
+``<build>/<target>/`` are views written by the target's own task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.cache.key import options_digest
+
+PIPELINE_DIR = Path(__file__).resolve().parents[1]
+
+# The source files whose content is each stage's code version (a change re-runs the stage).
+STAGE_CODE = {
+    "export": ["stages/export.py"],
+    "quantize": ["stages/quantize.py", "quant/**/*.py"],
+    "lower": ["stages/lower.py", "tosa/**/*.py"],
+    "verify": ["stages/verify.py", "tosa/**/*.py"],
+    "vela": ["stages/vela.py"],
+    "package": ["stages/package.py"],
+}
+
+
+def code_files(stage: str) -> list[Path]:
+    """The source files of one stage, sorted."""
+    files: set[Path] = set()
+    for pattern in STAGE_CODE[stage]:
+        files.update(p for p in PIPELINE_DIR.glob(pattern) if "__pycache__" not in p.parts)
+    return sorted(files)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One run of one stage: inputs and options in, outputs out."""
+
+    stage: str
+    name: str
+    inputs: dict[str, Path]
+    outputs: dict[str, Path]
+    options: dict = field(default_factory=dict)  # part of the key: no absolute paths here
+    params: dict = field(default_factory=dict)  # passed to the stage, derived from the above
+
+    @property
+    def task(self) -> str:
+        return f"{self.stage}:{self.name}"
+
+
+@dataclass(frozen=True)
+class ModelBuild:
+    """What one target builds for one model: the invocations it ends in."""
+
+    model: str
+    lower: Invocation
+    verify: Invocation
+    vela: Invocation | None
+    package: Invocation | None
+
+
+@dataclass
+class Plan:
+    invocations: dict[str, Invocation] = field(default_factory=dict)
+    targets: dict[str, list[ModelBuild]] = field(default_factory=dict)
+
+    def add(self, inv: Invocation) -> Invocation:
+        return self.invocations.setdefault(inv.task, inv)
+
+
+def _stage_dir(build: Path, stage: str, name: str) -> Path:
+    return build / ".stages" / stage / name
+
+
+def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
+    out = _stage_dir(build, "export", name)
+    inputs = {"source": model.source_path}
+    options = {"source_attr": model.source_attr, "seed": model.seed}
+    params = {"source": str(model.source_path)}
+    if model.input_factory is not None:
+        path, attr = model.input_factory
+        inputs["input_factory"] = path
+        options["input_factory"] = attr
+        params["input_factory"] = [str(path), attr]
+    else:
+        options["inputs"] = [spec.model_dump(mode="json") for spec in model.inputs]
+    calibration = model.calibration
+    if calibration.folder is not None:
+        files = sorted(p for p in calibration.folder.iterdir() if p.suffix in (".pt", ".npy"))
+        inputs.update({f"calibration/{p.name}": p for p in files})
+        params["calibration_folder"] = str(calibration.folder)
+    else:
+        options["calibration"] = {"samples": calibration.samples, "seed": calibration.seed}
+    return plan.add(Invocation(
+        "export", name, inputs=inputs,
+        outputs={"model": out / "model.pt2", "calibration": out / "calibration.pt",
+                 "test_inputs": out / "test_inputs.pt"},
+        options=options, params=params))
+
+
+def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> ModelBuild:
+    export = _export(plan, build, model_name, model)
+    scheme, spec = target.quantization, str(target.tosa)
+    if scheme == "none":
+        graph = export.outputs["model"]
+    else:
+        name = f"{model_name}/{scheme}"
+        graph = plan.add(Invocation(
+            "quantize", name,
+            inputs={"model": export.outputs["model"], "calibration": export.outputs["calibration"]},
+            outputs={"model": _stage_dir(build, "quantize", name) / "model.pt2"},
+            options={"scheme": scheme})).outputs["model"]
+    name = f"{model_name}/{scheme}/{spec}"
+    out = _stage_dir(build, "lower", name)
+    lower = plan.add(Invocation(
+        "lower", name, inputs={"model": graph},
+        outputs={"tosa": out / "model.tosa", "io": out / "io.json"}, options={"spec": spec}))
+    verify = plan.add(Invocation(
+        "verify", name,
+        inputs={"float_model": export.outputs["model"], "model": graph,
+                "tosa": lower.outputs["tosa"], "io": lower.outputs["io"],
+                "test_inputs": export.outputs["test_inputs"]},
+        outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
+    if target.npu is None:
+        return ModelBuild(model_name, lower, verify, None, None)
+    npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
+    name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{options_digest(npu)}"
+    out = _stage_dir(build, "vela", name)
+    vela = plan.add(Invocation(
+        "vela", name, inputs={"tosa": lower.outputs["tosa"], "vela_ini": target.npu.config_file},
+        outputs={"npz": out / "model_vela.npz", "summary": out / "summary.csv",
+                 "figures": out / "figures.json"},
+        options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))
+    package = plan.add(Invocation(
+        "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
+        outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
+    return ModelBuild(model_name, lower, verify, vela, package)
+
+
+def make_plan(config, build: Path) -> Plan:
+    """Plan every target of a validated ``ProjectConfig`` under the build folder."""
+    plan = Plan()
+    for target_name, target in config.targets.items():
+        plan.targets[target_name] = [
+            _model_build(plan, build, target, m, config.models[m]) for m in target.models]
+    return plan

@@ -1,0 +1,53 @@
+"""The per-target view: copy what a target built into ``<build>/<target>/``, write its report."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from pipeline.graph.actions import clear_stale, copy_view
+from pipeline.graph.plan import ModelBuild
+from pipeline.stages.package import write_atomic
+
+
+def _model_entry(build: ModelBuild, folder: Path) -> dict:
+    copy_view(build.lower.outputs["tosa"], folder / "model.tosa")
+    copy_view(build.lower.outputs["io"], folder / "io.json")
+    copy_view(build.verify.outputs["report"], folder / "verify.json")
+    verify = json.loads(build.verify.outputs["report"].read_text())
+    entry = {"tosa": str(folder / "model.tosa"), "verify": verify,
+             "io": json.loads(build.lower.outputs["io"].read_text())}
+    if build.package is not None:
+        copy_view(build.package.outputs["artifact"], folder / "model.bin")
+        copy_view(build.vela.outputs["summary"], folder / "vela_summary.csv")
+        entry["artifact"] = str(folder / "model.bin")
+        entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
+        entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
+    return entry
+
+
+def write_target(target: str, builds: list[ModelBuild], folder: Path, config: dict) -> dict:
+    """doit action: the target folder and its ``report.json``; prints a one-line summary per model."""
+    clear_stale(folder, {b.model for b in builds})
+    report = {"target": target, "config": config, "models": {},
+              "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    for build in builds:
+        report["models"][build.model] = _model_entry(build, folder / build.model)
+    write_atomic(folder / "report.json", json.dumps(report, indent=2, sort_keys=True).encode())
+    for name, entry in report["models"].items():
+        print("   " + summary_line(target, name, entry), flush=True)
+    return True
+
+
+def summary_line(target: str, model: str, entry: dict) -> str:
+    """One human line per built model: NPU figures and verification."""
+    verify = entry["verify"]
+    sqnr = min((o.get("sqnr_db_vs_float", float("nan")) for o in verify.get("outputs", [])),
+               default=float("nan"))
+    text = f"{target}/{model}: verified ({'pass' if verify.get('passed') else 'FAIL'}, SQNR {sqnr:.1f} dB)"
+    vela = entry.get("vela")
+    if vela:
+        text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "
+                 f"{vela['npu_op_share']:.0%} NPU ops, artifact {entry['artifact_bytes']} B")
+    return text

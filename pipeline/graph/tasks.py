@@ -1,0 +1,72 @@
+"""doit task dicts from a plan. Tested as data: names, file_dep, targets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from doit.tools import config_changed
+
+from pipeline.cache.key import tool_versions
+from pipeline.graph.actions import run_stage
+from pipeline.graph.plan import Invocation, Plan, code_files
+from pipeline.graph.report import write_target
+
+STAGE_DOCS = {
+    "export": "torch.export a model and draw its calibration and test inputs",
+    "quantize": "PT2E-quantize an exported model (torchao), calibrated",
+    "lower": "lower a quantized graph to a TOSA flatbuffer",
+    "verify": "run the TOSA reference model against torch on the same quantized graph",
+    "vela": "compile a TOSA graph for one Ethos-U configuration with Vela",
+    "package": "package Vela's output and the IO metadata into the model artifact",
+}
+
+
+def stage_task(inv: Invocation, store: Path) -> dict:
+    """The doit task of one stage invocation."""
+    return {
+        "basename": inv.stage,
+        "name": inv.name,
+        "doc": STAGE_DOCS[inv.stage],
+        "actions": [(run_stage, [inv, str(store)])],
+        "file_dep": sorted({str(p) for p in inv.inputs.values()} |
+                           {str(p) for p in code_files(inv.stage)}),
+        "targets": [str(p) for p in inv.outputs.values()],
+        "uptodate": [config_changed({"options": inv.options, "tools": tool_versions()})],
+        "clean": True,
+        "verbosity": 2,
+    }
+
+
+def stage_tasks(plan: Plan, store: Path, stage: str) -> Iterator[dict]:
+    """The invocations of one stage as subtasks of a group (``doit list`` shows the group)."""
+    yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
+    for inv in plan.invocations.values():
+        if inv.stage == stage:
+            yield stage_task(inv, store)
+
+
+def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
+                 selected: list[str]) -> Iterator[dict]:
+    """The ``build:<target>`` tasks of the selected targets."""
+    for target in selected:
+        builds = plan.targets[target]
+        folder = build / target
+        deps, targets = [], [folder / "report.json"]
+        for b in builds:
+            deps += [b.lower.outputs["tosa"], b.lower.outputs["io"], b.verify.outputs["report"]]
+            targets += [folder / b.model / n for n in ("model.tosa", "io.json", "verify.json")]
+            if b.package is not None:
+                deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
+                         b.vela.outputs["summary"]]
+                targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
+        yield {
+            "name": target,
+            "doc": f"build target {target}",
+            "actions": [(write_target, [target, builds, folder, configs[target]])],
+            "file_dep": [str(p) for p in deps],
+            "targets": [str(p) for p in targets],
+            "uptodate": [config_changed(configs[target])],
+            "clean": True,
+            "verbosity": 2,
+        }
