@@ -54,11 +54,11 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
         raise AssertionError(f"no stage function for {inv.stage}")
 
 
-def run_stage(inv: Invocation, store_root: str, requested_by: str = ""):
+def run_stage(inv: Invocation, store_root: str, where: str = ""):
     """doit action: restore ``inv``'s outputs from the store or compute and store them."""
     from doit.exceptions import TaskFailed
 
-    where = f"{requested_by or inv.task}/{inv.stage}"
+    where = where or inv.task
     started = time.perf_counter()
     store = Store(Path(store_root))
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)

@@ -65,9 +65,18 @@ class ModelBuild:
 class Plan:
     invocations: dict[str, Invocation] = field(default_factory=dict)
     targets: dict[str, list[ModelBuild]] = field(default_factory=dict)
+    users: dict[str, list[str]] = field(default_factory=dict)  # task -> targets needing it
+    _current: str = ""
 
     def add(self, inv: Invocation) -> Invocation:
+        users = self.users.setdefault(inv.task, [])
+        if self._current not in users:
+            users.append(self._current)
         return self.invocations.setdefault(inv.task, inv)
+
+    def where(self, task: str) -> str:
+        """``<targets>/<stage>``: how errors name the place a shared stage failed."""
+        return f"{','.join(self.users[task])}/{self.invocations[task].stage}"
 
 
 def _stage_dir(build: Path, stage: str, name: str) -> Path:
@@ -79,13 +88,13 @@ def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
     inputs = {"source": model.source_path}
     options = {"source_attr": model.source_attr, "seed": model.seed}
     params = {"source": str(model.source_path)}
-    if model.input_factory is not None:
-        path, attr = model.input_factory
-        inputs["input_factory"] = path
-        options["input_factory"] = attr
-        params["input_factory"] = [str(path), attr]
+    factory = model.input_factory
+    if factory is not None:
+        inputs["input_factory"] = factory.path
+        options["input_factory"] = factory.attr
+        params["input_factory"] = [str(factory.path), factory.attr]
     else:
-        options["inputs"] = [spec.model_dump(mode="json") for spec in model.inputs]
+        options["inputs"] = [spec.model_dump(mode="json") for spec in model.input_specs]
     calibration = model.calibration
     if calibration.folder is not None:
         files = sorted(p for p in calibration.folder.iterdir() if p.suffix in (".pt", ".npy"))
@@ -143,6 +152,7 @@ def make_plan(config, build: Path) -> Plan:
     """Plan every target of a validated ``ProjectConfig`` under the build folder."""
     plan = Plan()
     for target_name, target in config.targets.items():
+        plan._current = target_name
         plan.targets[target_name] = [
             _model_build(plan, build, target, m, config.models[m]) for m in target.models]
     return plan

@@ -22,13 +22,13 @@ STAGE_DOCS = {
 }
 
 
-def stage_task(inv: Invocation, store: Path) -> dict:
+def stage_task(inv: Invocation, store: Path, where: str) -> dict:
     """The doit task of one stage invocation."""
     return {
         "basename": inv.stage,
         "name": inv.name,
         "doc": STAGE_DOCS[inv.stage],
-        "actions": [(run_stage, [inv, str(store)])],
+        "actions": [(run_stage, [inv, str(store), where])],
         "file_dep": sorted({str(p) for p in inv.inputs.values()} |
                            {str(p) for p in code_files(inv.stage)}),
         "targets": [str(p) for p in inv.outputs.values()],
@@ -43,7 +43,7 @@ def stage_tasks(plan: Plan, store: Path, stage: str) -> Iterator[dict]:
     yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
     for inv in plan.invocations.values():
         if inv.stage == stage:
-            yield stage_task(inv, store)
+            yield stage_task(inv, store, plan.where(inv.task))
 
 
 def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],

@@ -25,7 +25,7 @@ IO_META_RECORD = struct.Struct("<32sIII6ifiI")
 IO_META_MAGIC = 0x444D4F49  # b"IOMD"
 DTYPES = {"int8": 1, "uint8": 2, "int16": 3, "int32": 4, "bool": 5, "float32": 6}
 ELEM_SIZE = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "bool": 1, "float32": 4}
-LAYOUTS = {"same": 0, "NHWC": 1}
+LAYOUTS = {"torch": 0, "NHWC": 1}  # io.json "layout": torch order, or NHWC for NCHW tensors
 BLOCK_ORDER = ("vela_bin_stream", "cmd_data", "weight_data", "scratch_size", "inputs",
                "outputs", "scratch_fast", "io_meta", "vela_end_stream")
 
@@ -55,7 +55,7 @@ def _io_meta(io: dict) -> bytes:
         shape = [int(d) for d in entry["shape"]]
         records.append(IO_META_RECORD.pack(
             entry["name"].encode()[:31], DTYPES[entry["dtype"]],
-            LAYOUTS[entry.get("layout", "same")], len(shape), *(shape + [0] * (6 - len(shape))),
+            LAYOUTS[entry.get("layout", "torch")], len(shape), *(shape + [0] * (6 - len(shape))),
             float(entry.get("scale", 1.0)), int(entry.get("zero_point", 0)), 0))
     header = IO_META_HEADER.pack(IO_META_MAGIC, 1, 0, len(io["inputs"]), len(io["outputs"]))
     return header + b"".join(records)

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Time the build graph on the shipped targets: cold, no-op, A->B->A switch, store restore.
+
+Usage: .venv/bin/python benchmarks/bench_build.py [--targets u85-linux,u55-baremetal] [--keep DIR]
+
+Runs in a scratch copy of targets.yaml and models/ with a fresh store, so nothing of the
+user's build or cache is touched. Prints one line per measurement (seconds, wall clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOIT = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT)]
+
+
+def doit(project: Path, *args: str) -> tuple[float, str]:
+    """Run doit on the scratch project; return (seconds, output)."""
+    argv = [*DOIT, *args, f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"benchmark: {' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def ran(output: str) -> int:
+    """How many tasks doit executed (lines '.  name'), as opposed to '-- name' (up to date)."""
+    return len(re.findall(r"^\.  ", output, re.MULTILINE))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref")
+    parser.add_argument("--keep", type=Path, help="keep the scratch project here")
+    args = parser.parse_args()
+    project = args.keep or Path(tempfile.mkdtemp(prefix="bench-build-"))
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "models", project / "models", dirs_exist_ok=True)
+    yaml_a = (ROOT / "targets.yaml").read_text()
+    (project / "targets.yaml").write_text(yaml_a)
+    target = f"target={args.targets}"
+
+    rows = []
+    seconds, out = doit(project, "build", target)
+    rows.append(("cold build", seconds, ran(out)))
+    seconds, out = doit(project, "build", target)
+    rows.append(("no-op rebuild", seconds, ran(out)))
+    first = args.targets.split(",")[0]
+    yaml_b = re.sub(r"(ethos-u85-256)", "ethos-u85-512", yaml_a, count=1)
+    (project / "targets.yaml").write_text(yaml_b)
+    seconds, out = doit(project, "build", f"target={first}")
+    rows.append((f"switch A->B ({first}: u85-256 -> u85-512)", seconds, ran(out)))
+    (project / "targets.yaml").write_text(yaml_a)
+    seconds, out = doit(project, "build", f"target={first}")
+    rows.append(("switch B->A (back)", seconds, ran(out)))
+    shutil.rmtree(project / "build")
+    seconds, out = doit(project, "build", target)
+    rows.append(("rm -rf build; restore all from store", seconds, ran(out)))
+
+    print(f"targets: {args.targets}")
+    print(f"{'measurement':48} {'seconds':>8} {'tasks run':>10}")
+    for name, secs, count in rows:
+        print(f"{name:48} {secs:8.2f} {count:10d}")
+    if not args.keep:
+        shutil.rmtree(project)
+
+
+if __name__ == "__main__":
+    main()

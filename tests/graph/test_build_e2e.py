@@ -1,0 +1,138 @@
+"""End to end: `doit build` in a temporary project, with the real torch, tosa-tools and Vela.
+
+One module-scoped project is built cold once; the tests then check the outputs, a no-op
+rebuild, an A->B->A switch of targets.yaml and a restore from the store after `rm -rf build`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.stages.package import read_artifact
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
+              pytest.mark.needs_tosa_ref]
+
+TARGETS = """\
+models:
+  add:
+    source: models/add.py:AddModel
+    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
+    calibration: {samples: 4, seed: 1}
+  cnn:
+    source: models/cnn.py:SmallCNN
+    inputs: [{name: image, shape: [1, 3, 32, 32]}]
+    calibration: {samples: 4, seed: 1}
+targets:
+  u85-linux:
+    cpu: cortex-a320
+    npu: {config: ethos-u85-256}
+    models: [add, cnn]
+  u55-baremetal:
+    cpu: cortex-m55
+    npu: {config: ethos-u55-128}
+    models: [add]
+"""
+
+
+def doit(project: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
+            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if ok and proc.returncode != 0:
+        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def executed(proc: subprocess.CompletedProcess) -> list[str]:
+    """Tasks doit ran (it prints '.  name' for those and '-- name' for up-to-date ones)."""
+    return re.findall(r"^\.  (\S+)", proc.stdout, re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    shutil.copytree(ROOT / "models", root / "models")
+    (root / "targets.yaml").write_text(TARGETS)
+    proc = doit(root, "build", "target=u85-linux")
+    root.joinpath("cold.log").write_text(proc.stdout)
+    return root
+
+
+def test_cold_build_writes_artifacts_and_report(project):
+    folder = project / "build" / "u85-linux"
+    report = json.loads((folder / "report.json").read_text())
+    assert set(report["models"]) == {"add", "cnn"}
+    for model in ("add", "cnn"):
+        entry = report["models"][model]
+        assert entry["verify"]["passed"] is True
+        assert entry["vela"]["npu_op_share"] == 1.0
+        assert entry["vela"]["cycles_total"] > 0
+        blocks = read_artifact((folder / model / "model.bin").read_bytes())
+        # Linux direct drive: COP2 command stream, IO in their own regions (3 and 4).
+        assert blocks["cmd_data"][:4] == b"COP2"
+        count, *io = struct.unpack_from("<i6iiii", blocks["inputs"])
+        assert io[-1] == 3
+
+
+def test_cold_build_ran_each_shared_stage_once(project):
+    ran = executed(subprocess.CompletedProcess([], 0, (project / "cold.log").read_text(), ""))
+    assert sorted(t for t in ran if t.startswith("export:")) == ["export:add", "export:cnn"]
+    assert len([t for t in ran if t.startswith("vela:")]) == 2
+    assert "build:u85-linux" in ran
+
+
+def test_second_build_runs_no_task(project):
+    proc = doit(project, "build", "target=u85-linux")
+    assert executed(proc) == []
+
+
+def test_switch_a_b_a_restores_without_recomputing(project):
+    yaml_a = (project / "targets.yaml").read_text()
+    (project / "targets.yaml").write_text(yaml_a.replace("ethos-u85-256", "ethos-u85-512"))
+    proc_b = doit(project, "build", "target=u85-linux")
+    ran_b = executed(proc_b)
+    assert {t.split(":")[0] for t in ran_b} == {"vela", "package", "build"}
+    (project / "targets.yaml").write_text(yaml_a)
+    proc_a = doit(project, "build", "target=u85-linux")
+    assert [t for t in executed(proc_a) if not t.startswith("build:")] == []
+    report = json.loads((project / "build" / "u85-linux" / "report.json").read_text())
+    assert report["models"]["cnn"]["vela"]["accelerator_configuration"] == "Ethos_U85_256"
+
+
+def test_fresh_build_folder_restores_everything_from_store(project):
+    shutil.rmtree(project / "build")
+    proc = doit(project, "build", "target=u85-linux")
+    assert "built in" not in proc.stdout
+    assert proc.stdout.count("restored from store") >= 8
+    assert (project / "build" / "u85-linux" / "cnn" / "model.bin").is_file()
+
+
+def test_second_target_shares_export_and_lowering(project):
+    proc = doit(project, "build", "target=u55-baremetal")
+    ran = executed(proc)
+    assert not [t for t in ran if t.split(":")[0] in ("export", "quantize", "lower", "verify")]
+    blocks = read_artifact((project / "build" / "u55-baremetal" / "add" / "model.bin").read_bytes())
+    assert blocks["cmd_data"][:4] == b"COP1"
+
+
+def test_config_error_is_reported_without_traceback(project, tmp_path):
+    bad = tmp_path / "targets.yaml"
+    bad.write_text(TARGETS.replace("ethos-u55-128", "ethos-u55-100"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
+         f"targets={bad}"], capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert re.search(r"targets\.yaml:\d+: targets\.u55-baremetal\.npu\.config: must be one of "
+                     r".*; got 'ethos-u55-100'", proc.stderr)

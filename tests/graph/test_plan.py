@@ -1,0 +1,105 @@
+"""The graph as data: task names, dependencies and sharing, without running doit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import load_config
+from pipeline.graph.plan import code_files, make_plan
+from pipeline.graph.tasks import stage_tasks, target_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+YAML = """\
+models:
+  add:
+    source: {root}/models/add.py:AddModel
+    inputs: [{{shape: [1, 8, 8, 16]}}, {{shape: [1, 8, 8, 16]}}]
+  cnn:
+    source: {root}/models/cnn.py:SmallCNN
+    inputs: [{{shape: [1, 3, 32, 32]}}]
+defaults:
+  models: [add, cnn]
+targets:
+  a: {{cpu: cortex-a55, npu: {{config: ethos-u85-256}}}}
+  b: {{cpu: cortex-m85, npu: {{config: ethos-u85-256}}}}
+  c: {{cpu: cortex-m55, npu: {{config: ethos-u55-128}}}}
+  d: {{cpu: cortex-m55, npu: {{config: ethos-u55-128}}, build_type: Debug}}
+  ref: {{cpu: host, npu: null}}
+"""
+
+
+@pytest.fixture
+def plan(tmp_path):
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT))
+    return make_plan(load_config(path), tmp_path / "build")
+
+
+def _names(plan, stage):
+    return sorted(inv.name for inv in plan.invocations.values() if inv.stage == stage)
+
+
+def test_models_are_exported_quantized_and_lowered_once_for_all_targets(plan):
+    assert _names(plan, "export") == ["add", "cnn"]
+    assert _names(plan, "quantize") == ["add/int8", "cnn/int8"]
+    assert _names(plan, "lower") == ["add/int8/TOSA-1.0+INT", "cnn/int8/TOSA-1.0+INT"]
+    assert _names(plan, "verify") == ["add/int8/TOSA-1.0+INT", "cnn/int8/TOSA-1.0+INT"]
+
+
+def test_vela_runs_once_per_distinct_npu_options(plan):
+    vela = _names(plan, "vela")
+    # a (Linux direct drive: COP2) and b (bare metal: COP1) differ; c and d share everything
+    # Vela sees (the runtime's build type does not reach Vela).
+    assert len(vela) == 2 * 3
+    assert len([n for n in vela if "ethos-u55-128" in n]) == 2
+    assert plan.users[f"vela:{[n for n in vela if 'u55' in n][0]}"] == ["c", "d"]
+
+
+def test_host_target_has_no_npu_stages(plan):
+    assert all(b.vela is None and b.package is None for b in plan.targets["ref"])
+
+
+def test_stages_chain_through_files(plan):
+    for inv in plan.invocations.values():
+        for role, path in inv.inputs.items():
+            producers = [u for u in plan.invocations.values() if path in u.outputs.values()]
+            assert len(producers) <= 1, f"{inv.task}:{role} has two producers"
+    build = plan.targets["a"][1]
+    assert build.package.inputs["npz"] == build.vela.outputs["npz"]
+    assert build.vela.inputs["tosa"] == build.lower.outputs["tosa"]
+    assert build.verify.inputs["tosa"] == build.lower.outputs["tosa"]
+
+
+def test_stage_task_dicts(plan, tmp_path):
+    tasks = list(stage_tasks(plan, tmp_path / "store", "vela"))
+    assert tasks[0] == {"basename": "vela", "name": None, "doc": tasks[0]["doc"]}
+    task = tasks[1]
+    inv = plan.invocations[f"vela:{task['name']}"]
+    assert task["targets"] == [str(p) for p in inv.outputs.values()]
+    assert str(inv.inputs["tosa"]) in task["file_dep"]
+    assert str(inv.inputs["vela_ini"]) in task["file_dep"]
+    assert str(ROOT / "pipeline" / "stages" / "vela.py") in task["file_dep"]
+    assert task["actions"][0][1][2] in ("a/vela", "b/vela", "c,d/vela")
+
+
+def test_options_never_hold_absolute_paths(plan):
+    # Keys must match across checkouts and machines: paths enter only as hashed inputs.
+    for inv in plan.invocations.values():
+        assert "/" + ROOT.parts[1] not in str(inv.options), inv.task
+
+
+def test_target_task_depends_on_its_artifacts(plan, tmp_path):
+    configs = {name: {} for name in plan.targets}
+    (task,) = target_tasks(plan, tmp_path / "build", configs, ["c"])
+    assert task["name"] == "c"
+    for b in plan.targets["c"]:
+        assert str(b.package.outputs["artifact"]) in task["file_dep"]
+    assert str(tmp_path / "build" / "c" / "cnn" / "model.bin") in task["targets"]
+
+
+def test_code_files_cover_the_stage_modules():
+    names = {p.name for p in code_files("lower")}
+    assert "lower.py" in names and any(n.startswith("op_") for n in names)
