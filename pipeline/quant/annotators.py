@@ -1,0 +1,120 @@
+"""Annotation patterns, tried in order on every node; the first that matches annotates it.
+
+Only operators the TOSA lowering supports are annotated. Anything else stays float, so the
+lowering stops on it with an UnsupportedOperatorError - never a silent CPU fallback.
+Fused patterns come first: ``conv/linear/add -> activation`` quantizes only the activation's
+output, which lets the lowering fold the activation into the producer's RESCALE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import fx
+from torchao.quantization.pt2e.quantizer import (
+    DerivedQuantizationSpec,
+    QuantizationAnnotation,
+    SharedQuantizationSpec,
+)
+
+from pipeline.quant.schemes import BIAS_RANGE, QuantScheme
+
+KEY = "quantization_annotation"
+WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
+ACTIVATIONS = (
+    "aten.relu.default",
+    "aten.relu6.default",
+    "aten.hardtanh.default",
+    "aten.clamp.default",
+)
+# Ops whose integer output reuses the input's quantization (max, move, average of equals).
+SHARED = (
+    "aten.max_pool2d.default",
+    "aten.avg_pool2d.default",
+    "aten.adaptive_avg_pool2d.default",
+    "aten.view.default",
+    "aten.reshape.default",
+    "aten.flatten.using_ints",
+    "aten._unsafe_view.default",
+    *ACTIVATIONS,
+)
+
+
+def _is(node: fx.Node, targets) -> bool:
+    return node.op == "call_function" and str(node.target) in targets
+
+
+def is_annotated(node: fx.Node) -> bool:
+    return KEY in node.meta and node.meta[KEY]._annotated
+
+
+def _mark(node: fx.Node, inputs: dict, output) -> None:
+    node.meta[KEY] = QuantizationAnnotation(inputs, output, _annotated=True)
+
+
+def _fused_activation(node: fx.Node) -> fx.Node | None:
+    users = list(node.users)
+    if len(users) == 1 and _is(users[0], ACTIVATIONS) and not is_annotated(users[0]):
+        return users[0]
+    return None
+
+
+def _mark_output(node: fx.Node, inputs: dict, scheme: QuantScheme) -> None:
+    """Annotate ``node``'s inputs; its output, or its fused activation's output."""
+    activation = _fused_activation(node)
+    _mark(node, inputs, None if activation else scheme.activation)
+    if activation is not None:
+        _mark(activation, {}, scheme.activation)
+
+
+def _bias_spec(x: fx.Node, weight: fx.Node, node: fx.Node) -> DerivedQuantizationSpec:
+    def derive(observers):
+        act_scale, _ = observers[0].calculate_qparams()
+        weight_scale, _ = observers[1].calculate_qparams()
+        scale = (act_scale * weight_scale).to(torch.float32)
+        return scale, torch.zeros_like(scale, dtype=torch.int32)
+
+    return DerivedQuantizationSpec(
+        [(x, node), (weight, node)],
+        derive,
+        torch.int32,
+        *BIAS_RANGE,
+        torch.per_channel_symmetric,
+        ch_axis=0,
+    )
+
+
+def annotate_weighted(node: fx.Node, scheme: QuantScheme) -> bool:
+    if not _is(node, WEIGHTED):
+        return False
+    x, weight = node.args[0], node.args[1]
+    inputs = {x: scheme.activation, weight: scheme.weight}
+    bias = node.args[2] if len(node.args) > 2 else None
+    if isinstance(bias, fx.Node):
+        inputs[bias] = _bias_spec(x, weight, node)
+    _mark_output(node, inputs, scheme)
+    return True
+
+
+def annotate_add(node: fx.Node, scheme: QuantScheme) -> bool:
+    if not _is(node, ("aten.add.Tensor",)):
+        return False
+    inputs = {a: scheme.activation for a in node.args[:2] if isinstance(a, fx.Node)}
+    _mark_output(node, inputs, scheme)
+    return True
+
+
+def annotate_shared(node: fx.Node, scheme: QuantScheme) -> bool:
+    if not _is(node, SHARED) or not isinstance(node.args[0], fx.Node):
+        return False
+    x = node.args[0]
+    _mark(node, {x: scheme.activation}, SharedQuantizationSpec((x, node)))
+    return True
+
+
+ANNOTATORS: tuple[Callable[[fx.Node, QuantScheme], bool], ...] = (
+    annotate_weighted,  # before annotate_shared: it claims the activation that follows
+    annotate_add,  # likewise
+    annotate_shared,
+)

@@ -1,0 +1,42 @@
+"""Post-training quantization of an ExportedProgram: prepare -> calibrate -> convert -> export."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch.export import ExportedProgram
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+from pipeline.errors import UserError
+from pipeline.quant.quantizer import EthosUQuantizer
+
+
+def check_samples(program: ExportedProgram, samples: Sequence, where: str) -> None:
+    """Every sample must be a tuple with one tensor per user input."""
+    expected = len(program.graph_signature.user_inputs)
+    if not samples:
+        raise UserError(f"{where}: calibration samples must be at least 1; got 0")
+    for i, sample in enumerate(samples):
+        if not isinstance(sample, (tuple, list)) or len(sample) != expected:
+            got = len(sample) if isinstance(sample, (tuple, list)) else type(sample).__name__
+            raise UserError(
+                f"{where}: calibration sample {i} must be a tuple of {expected} "
+                f"tensors (one per model input); got {got}"
+            )
+
+
+def quantize_program(
+    program: ExportedProgram, samples: Sequence[tuple], scheme: str = "int8", where: str = ""
+) -> ExportedProgram:
+    """The q/dq ExportedProgram of ``program`` calibrated on every sample."""
+    check_samples(program, samples, where)
+    quantizer = EthosUQuantizer(scheme)
+    # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
+    module = program.module(check_guards=False)
+    prepared = prepare_pt2e(module, quantizer)
+    with torch.no_grad():
+        for sample in samples:
+            prepared(*sample)
+    converted = convert_pt2e(prepared)
+    return torch.export.export(converted, tuple(samples[0]))

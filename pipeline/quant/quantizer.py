@@ -1,0 +1,29 @@
+"""The Ethos-U / TOSA-INT quantizer for torchao PT2E (``prepare_pt2e`` / ``convert_pt2e``)."""
+
+from __future__ import annotations
+
+import torch
+from torchao.quantization.pt2e.quantizer import Quantizer
+
+from pipeline.quant.annotators import ANNOTATORS, is_annotated
+from pipeline.quant.schemes import get_scheme
+
+
+class EthosUQuantizer(Quantizer):
+    """Annotates the operators the TOSA lowering supports with the chosen scheme."""
+
+    def __init__(self, scheme: str = "int8"):
+        super().__init__()
+        self.scheme = get_scheme(scheme)
+
+    def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+        for node in model.graph.nodes:
+            if node.op != "call_function" or is_annotated(node):
+                continue
+            for annotator in ANNOTATORS:
+                if annotator(node, self.scheme):
+                    break
+        return model
+
+    def validate(self, model: torch.fx.GraphModule) -> None:
+        """Nothing to check: unannotated operators are reported by the lowering."""

@@ -1,0 +1,48 @@
+"""Lower stage: quantized ExportedProgram -> TOSA flatbuffer + io.json.
+
+Imports torch/tosa inside the function so loading this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def lower(
+    quantized: Path, out_tosa: Path, out_io: Path, *, spec: str = "TOSA-1.0+INT", where: str = ""
+) -> None:
+    """Lower ``quantized`` to a TOSA flatbuffer and describe its inputs and outputs.
+
+    Args:
+        quantized: the q/dq ExportedProgram (a float one for ``+FP`` specs).
+        out_tosa: the TOSA 1.0 flatbuffer.
+        out_io: JSON ``{"inputs": [...], "outputs": [...], "tosa_spec": spec}``; each entry has
+            ``name, dtype, shape, scale, zero_point`` plus ``layout`` ("NHWC" for 4-D tensors,
+            whose TOSA shape is the torch shape permuted by ``dim_order``) and ``torch_shape``.
+            Entries follow the model's forward arguments / returned outputs.
+        spec: TOSA spec, e.g. ``TOSA-1.0+INT``, ``TOSA-1.0+INT+int16``, ``TOSA-1.0+FP``.
+        where: prefix of every user error, e.g. ``u85-linux/lower``.
+
+    Raises:
+        UnsupportedOperatorError: an operator without a lowering (names op, source line).
+        UserError: bad spec, or tensor types the spec does not allow.
+    """
+    from pipeline.quant.program import load_program
+    from pipeline.tosa import serialize
+    from pipeline.tosa.lowering import lower_program
+    from pipeline.tosa.spec import parse_spec
+
+    tosa_spec = parse_spec(spec, where)
+    lowered = lower_program(load_program(quantized), tosa_spec, where)
+    serialize.write(lowered.graph, out_tosa)
+    write_json_atomic(
+        out_io, {"inputs": lowered.inputs, "outputs": lowered.outputs, "tosa_spec": spec}
+    )

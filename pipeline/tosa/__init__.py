@@ -1,0 +1,18 @@
+"""Lowering of quantized (or float) torch.export programs to TOSA 1.0 flatbuffers.
+
+    ExportedProgram --FX passes--> integer FX graph --operator visitors--> TosaGraph
+                    --TOSA passes--> TosaGraph --serialize--> .tosa (+ io description)
+
+* ``spec.py``        the TOSA spec a lowering targets (version, profiles, extensions)
+* ``passes/``        one pass per file; ``passes/__init__.py`` holds the one ordered list
+* ``ops/op_*.py``    one visitor per operator, registered with ``@lowers(<aten target>)``
+* ``registry.py``    finds the visitors; ``context.py`` is what a visitor sees
+* ``emit.py``, ``conv.py``, ``pooling.py``  emission helpers visitors share
+* ``quant_math.py``  QParams and RESCALE multiplier/shift math (rounding documented there)
+* ``graph.py``       the in-memory TOSA graph passes edit; ``serialize.py`` writes it
+* ``lowering.py``    the driver; ``reference_model.py`` runs a graph in the TOSA reference model
+
+Adding an operator: ``ops/op_<name>.py`` with a visitor, the quantizer pattern that
+annotates it (``pipeline/quant/annotators.py``) and ``tests/tosa/ops/test_op_<name>.py``.
+Modules here import torch and the TOSA bindings; only the lower/verify stages import them.
+"""

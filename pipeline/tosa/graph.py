@@ -1,0 +1,117 @@
+"""A small in-memory TOSA graph: what the operator visitors build and the TOSA passes edit.
+
+Kept apart from the flatbuffer serializer so passes can inspect and rewrite operators (the
+serializer's objects are write-only) and so a serializer API change touches one module
+(``serialize.py``). Tensor types are TOSA names in lower case: ``int8``, ``int32``, ``int48``,
+``fp32``, ``shape``, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import UserError
+from pipeline.tosa.spec import TosaSpec
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    data: np.ndarray | None = None  # set for constants
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+
+@dataclass
+class Operator:
+    op: str  # TOSA operator name, e.g. "CONV2D"
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    location: str = ""  # FX node and user source line, for debugging and errors
+
+
+class TosaGraph:
+    """Tensors, operators in topological order, and the graph's inputs and outputs."""
+
+    def __init__(self, spec: TosaSpec):
+        self.spec = spec
+        self.tensors: dict[str, Tensor] = {}
+        self.operators: list[Operator] = []
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
+
+    def _unique(self, hint: str) -> str:
+        name, i = hint, 1
+        while name in self.tensors:
+            name, i = f"{hint}_{i}", i + 1
+        return name
+
+    def _add(self, tensor: Tensor, where: str) -> str:
+        if not self.spec.supports_dtype(tensor.dtype):
+            raise UserError(
+                f"{where}: tensor {tensor.name} type must be one of "
+                f"{', '.join(self.spec.allowed_dtypes())} for {self.spec}; "
+                f"got {tensor.dtype}"
+            )
+        self.tensors[tensor.name] = tensor
+        return tensor.name
+
+    def add_input(self, name: str, shape, dtype: str, where: str = "") -> str:
+        name = self._add(Tensor(self._unique(name), tuple(shape), dtype), where or name)
+        self.inputs.append(name)
+        return name
+
+    def add_tensor(self, hint: str, shape, dtype: str, where: str = "") -> str:
+        """An intermediate (non-constant) tensor; returns its unique name."""
+        return self._add(Tensor(self._unique(hint), tuple(shape), dtype), where or hint)
+
+    def add_const(self, hint: str, data, dtype: str, where: str = "") -> str:
+        """A constant tensor holding ``data`` (array-like); returns its unique name."""
+        array = np.asarray(data)
+        shape = (len(array),) if dtype == "shape" else array.shape
+        return self._add(Tensor(self._unique(hint), tuple(shape), dtype, array), where or hint)
+
+    def add_op(
+        self, op: str, inputs: list[str], outputs: list[str], location: str = "", **attrs
+    ) -> Operator:
+        missing = [n for n in [*inputs, *outputs] if n not in self.tensors]
+        if missing:
+            raise KeyError(f"{op} at {location}: undefined tensors {missing}")
+        operator = Operator(op, list(inputs), list(outputs), attrs, location)
+        self.operators.append(operator)
+        return operator
+
+    # --- queries used by passes -------------------------------------------------------------
+    def producer(self, tensor: str) -> Operator | None:
+        return next((o for o in self.operators if tensor in o.outputs), None)
+
+    def consumers(self, tensor: str) -> list[Operator]:
+        return [o for o in self.operators if tensor in o.inputs]
+
+    def is_graph_output(self, tensor: str) -> bool:
+        return tensor in self.outputs
+
+    def replace_uses(self, old: str, new: str) -> None:
+        """Make every reader of ``old`` (operators and graph outputs) read ``new``."""
+        for operator in self.operators:
+            operator.inputs = [new if n == old else n for n in operator.inputs]
+        self.outputs = [new if n == old else n for n in self.outputs]
+
+    def remove_unused_tensors(self) -> None:
+        used = {n for o in self.operators for n in (*o.inputs, *o.outputs)}
+        used |= set(self.inputs) | set(self.outputs)
+        self.tensors = {k: v for k, v in self.tensors.items() if k in used}
+
+    def op_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for operator in self.operators:
+            counts[operator.op] = counts.get(operator.op, 0) + 1
+        return counts

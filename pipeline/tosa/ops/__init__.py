@@ -1,0 +1,1 @@
+"""One module per operator (``op_<name>.py``); the registry imports every one of them."""

@@ -1,0 +1,86 @@
+"""The lowering's passes, in the one order they run.
+
+FX passes rewrite the exported (q/dq) graph before operator visitors run; TOSA passes clean
+up the TOSA graph the visitors built. Each entry says why it sits where it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.tosa.passes import (
+    annotate_layout_pass,
+    convert_int64_constants_pass,
+    fold_batchnorm_pass,
+    fold_qdq_pass,
+    fuse_activation_pass,
+    fuse_rescales_pass,
+    remove_reshape_chains_pass,
+)
+from pipeline.tosa.passes.context import PassContext
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    level: Literal["fx", "tosa"]
+    run: Callable
+    why: str
+
+
+PASSES: tuple[Pass, ...] = (
+    Pass(
+        "fold_batchnorm",
+        "fx",
+        fold_batchnorm_pass.run,
+        "first: it rewrites float conv weights, which every later pass and visitor reads.",
+    ),
+    Pass(
+        "convert_int64_constants",
+        "fx",
+        convert_int64_constants_pass.run,
+        "before fold_qdq, which reads constant values (scales, zero points, weights).",
+    ),
+    Pass(
+        "fold_qdq",
+        "fx",
+        fold_qdq_pass.run,
+        "after the constant rewrites; before fuse_activation, which needs the qparams it "
+        "leaves on each integer value to know an activation's quantized bounds.",
+    ),
+    Pass(
+        "fuse_activation",
+        "fx",
+        fuse_activation_pass.run,
+        "after fold_qdq (needs qparams); before annotate_layout so removed activations "
+        "are never annotated.",
+    ),
+    Pass(
+        "annotate_layout",
+        "fx",
+        annotate_layout_pass.run,
+        "last FX pass: it annotates exactly the values that reach the visitors.",
+    ),
+    # ---- operator visitors build the TOSA graph here ----
+    Pass(
+        "remove_reshape_chains",
+        "tosa",
+        remove_reshape_chains_pass.run,
+        "first TOSA pass: visitors emit local reshapes that chain across layers.",
+    ),
+    Pass(
+        "fuse_rescales",
+        "tosa",
+        fuse_rescales_pass.run,
+        "after remove_reshape_chains, which can make two RESCALEs adjacent.",
+    ),
+)
+
+FX_PASSES = tuple(p for p in PASSES if p.level == "fx")
+TOSA_PASSES = tuple(p for p in PASSES if p.level == "tosa")
+if PASSES != FX_PASSES + TOSA_PASSES:
+    raise RuntimeError("PASSES must list every FX pass before every TOSA pass")
+
+__all__ = ["FX_PASSES", "PASSES", "Pass", "PassContext", "TOSA_PASSES"]

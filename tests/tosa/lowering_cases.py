@@ -1,0 +1,162 @@
+"""Test support: export -> quantize -> lower -> verify small torch modules, and run Vela.
+
+Each case writes the export stage's files itself (model.pt2, calibration.pt, test_inputs.pt)
+so the quantize, lower and verify stages are exercised exactly as the build runs them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from pipeline.stages.lower import lower
+from pipeline.stages.quantize import quantize
+from pipeline.stages.verify import verify
+from pipeline.tosa.flatbuffer import operator_names
+
+CALIBRATION_SAMPLES = 4
+TEST_SAMPLES = 2
+INT8, A16W8, FP = "int8", "a16w8", "fp"
+SPECS = {INT8: "TOSA-1.0+INT", A16W8: "TOSA-1.0+INT+int16", FP: "TOSA-1.0+FP"}
+
+
+@dataclass
+class Case:
+    folder: Path
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    @property
+    def tosa(self) -> Path:
+        return self.path("model.tosa")
+
+    def ops(self) -> list[str]:
+        """TOSA operators of the lowered graph, constants left out."""
+        return [op for op in operator_names(self.tosa) if not op.startswith("CONST")]
+
+    def io(self) -> dict:
+        return json.loads(self.path("io.json").read_text())
+
+
+def random_inputs(shapes, seed: int) -> tuple[torch.Tensor, ...]:
+    """Uniform inputs in [-1, 1); a shape given as ``(shape, amplitude)`` scales its range."""
+    generator = torch.Generator().manual_seed(seed)
+    specs = [s if isinstance(s[0], (tuple, list)) else (s, 1.0) for s in shapes]
+    return tuple(
+        (torch.rand(shape, generator=generator) * 2 - 1) * amplitude for shape, amplitude in specs
+    )
+
+
+def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
+    """Write what the export stage writes: model.pt2, calibration.pt, test_inputs.pt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    module = module.eval()
+    example = random_inputs(shapes, 0)
+    torch.export.save(torch.export.export(module, example), folder / "model.pt2")
+    torch.save(
+        [random_inputs(shapes, 1 + i) for i in range(CALIBRATION_SAMPLES)],
+        folder / "calibration.pt",
+    )
+    torch.save(
+        [example] + [random_inputs(shapes, 100 + i) for i in range(TEST_SAMPLES - 1)],
+        folder / "test_inputs.pt",
+    )
+    return Case(folder)
+
+
+def lower_case(
+    module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8, where: str = "test/lower"
+) -> Case:
+    """Export, quantize (unless FP) and lower ``module``."""
+    case = export_case(module, shapes, folder)
+    program = case.path("model.pt2")
+    if dtype != FP:
+        program = case.path("quantized.pt2")
+        quantize(case.path("model.pt2"), case.path("calibration.pt"), program, scheme=dtype)
+    lower(program, case.tosa, case.path("io.json"), spec=SPECS[dtype], where=where)
+    case.path("program").write_text(program.name)
+    return case
+
+
+def verify_case(case: Case, where: str = "test/verify") -> dict:
+    return verify(
+        case.path("model.pt2"),
+        case.path(case.path("program").read_text()),
+        case.tosa,
+        case.path("io.json"),
+        case.path("test_inputs.pt"),
+        case.path("report.json"),
+        where=where,
+    )
+
+
+def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8) -> tuple[Case, dict]:
+    """The whole chain; returns the case and the verify report (which must pass)."""
+    case = lower_case(module, shapes, folder, dtype)
+    return case, verify_case(case)
+
+
+_OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
+
+
+def run_vela(tosa: Path, accelerator: str, out_dir: Path) -> dict:
+    """Compile with Vela (raw output); return operator counts, NPU share and cycle figures."""
+    vela = Path(sys.executable).with_name("vela")
+    command = [
+        str(vela),
+        "--accelerator-config",
+        accelerator,
+        "--output-format",
+        "raw",
+        "--output-dir",
+        str(out_dir),
+        str(tosa),
+    ]
+    proc = subprocess.run(command, check=True, capture_output=True, text=True)
+    counts = {kind: (int(n), float(share)) for kind, n, share in _OPERATORS.findall(proc.stdout)}
+    summary = next(out_dir.glob("*_summary_*.csv"))
+    row = next(csv.DictReader(summary.open()))
+    return {
+        "cpu_operators": counts["CPU"][0],
+        "npu_operators": counts["NPU"][0],
+        "npu_share_percent": counts["NPU"][1],
+        "cycles_npu": int(float(row["cycles_npu"])),
+        "cycles_total": int(float(row["cycles_total"])),
+        "inference_time_s": float(row["inference_time"]),
+        "stdout": proc.stdout,
+    }
+
+
+def graph_before(program_path: Path, pass_name: str, spec: str = "TOSA-1.0+INT"):
+    """The FX graph module of a saved program with every FX pass before ``pass_name`` applied,
+    plus the pass context - for pass tests that count operators before and after."""
+    from pipeline.quant.program import load_program
+    from pipeline.tosa.lowering import attach_constants
+    from pipeline.tosa.passes import FX_PASSES, PassContext
+    from pipeline.tosa.spec import parse_spec
+
+    program = load_program(program_path)
+    attach_constants(program)
+    ctx = PassContext(parse_spec(spec), "test")
+    for entry in FX_PASSES:
+        if entry.name == pass_name:
+            return program.graph_module, ctx
+        entry.run(program.graph_module, ctx)
+    raise KeyError(pass_name)
+
+
+def count_targets(gm, *names: str) -> int:
+    """How many call_function nodes target one of ``names`` (e.g. ``aten.relu.default``)."""
+    from pipeline.tosa.registry import target_name
+
+    return sum(
+        1 for n in gm.graph.nodes if n.op == "call_function" and target_name(n.target) in names
+    )

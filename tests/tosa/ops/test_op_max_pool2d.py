@@ -1,0 +1,35 @@
+"""MAX_POOL2D: the TOSA reference model against torch, over shapes and types (exact)."""
+
+import pytest
+from torch import nn
+
+from tests.tosa.lowering_cases import A16W8, FP, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+SHAPES = [
+    pytest.param(nn.MaxPool2d(2), (1, 4, 8, 8), ["MAX_POOL2D"], id="2x2_s2"),
+    pytest.param(nn.MaxPool2d(3, 2, 1), (1, 3, 9, 9), ["MAX_POOL2D"], id="3x3_s2_pad1_odd"),
+    pytest.param(nn.MaxPool2d(2), (2, 3, 7, 6), ["SLICE", "MAX_POOL2D"], id="2x2_s2_crops_row"),
+    pytest.param(nn.MaxPool2d((1, 3), 1), (1, 2, 4, 9), ["MAX_POOL2D"], id="1x3_s1_rect"),
+]
+
+
+@pytest.mark.parametrize("module, shape, ops", SHAPES)
+def test_max_pool2d_int8_matches_torch(module, shape, ops, tmp_path):
+    case, report = run_case(module, [shape], tmp_path)
+    assert report["passed"]
+    assert report["outputs"][0]["max_abs_diff_int"] == 0  # max of integers: exact
+    assert case.ops() == ops
+
+
+@pytest.mark.parametrize("dtype", [A16W8, FP])
+def test_max_pool2d_other_types_match_torch(dtype, tmp_path):
+    case, report = run_case(nn.MaxPool2d(2), [(1, 4, 8, 8)], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops() == ["MAX_POOL2D"]
+
+
+def test_max_pool2d_with_dilation_is_unsupported(tmp_path):
+    with pytest.raises(Exception, match=r"max_pool2d\.default with dilation=\[2, 2\]"):
+        run_case(nn.MaxPool2d(2, dilation=2), [(1, 2, 8, 8)], tmp_path)

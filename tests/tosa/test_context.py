@@ -1,0 +1,20 @@
+import pytest
+
+pytestmark = pytest.mark.needs_torch
+
+
+def test_source_is_the_users_last_frame():
+    from torch import fx
+
+    from pipeline.tosa.context import source_of
+
+    node = fx.Graph().placeholder("x")
+    node.meta["stack_trace"] = (
+        '  File "/home/u/models/net.py", line 12, in forward\n'
+        "    y = self.conv(x)\n"
+        '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/conv.py", line 5, in forward\n'
+        "    return self._conv_forward(input, self.weight, self.bias)\n"
+    )
+    assert source_of(node) == "/home/u/models/net.py:12 (y = self.conv(x))"
+    node.meta["stack_trace"] = ""
+    assert source_of(node) == ""
