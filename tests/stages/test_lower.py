@@ -90,7 +90,7 @@ def test_float_program_is_rejected_by_the_int_profile(tmp_path):
 
 
 def test_bad_spec(tmp_path):
-    with pytest.raises(UserError, match=r"u55/lower: tosa spec must name a profile"):
+    with pytest.raises(UserError, match=r"u55/lower: tosa spec must name profile INT or FP after the version; got 'TOSA-1.0\+int16'"):
         lower(
             tmp_path / "q.pt2",
             tmp_path / "m.tosa",
