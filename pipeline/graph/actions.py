@@ -9,7 +9,6 @@ user error becomes a doit failure with the message alone; a bug keeps its traceb
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,8 +76,7 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
             store.put(key, record, {names[r]: p for r, p in out.items()})
         store.restore(key, {names[r]: p for r, p in inv.outputs.items()})
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+    except UserError as exc:  # doit prints the message alone, without a traceback
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
     return True
