@@ -8,7 +8,6 @@ user error becomes a doit failure with the message alone; a bug keeps its traceb
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -86,17 +85,3 @@ def _work_root(inv: Invocation) -> Path:
     root = next(iter(inv.outputs.values())).parent
     root.mkdir(parents=True, exist_ok=True)
     return root
-
-
-def copy_view(src: Path, dest: Path) -> None:
-    """Copy one stage output into a target folder (through a temporary file)."""
-    from pipeline.cache.store import copy_atomic
-    copy_atomic(src, dest)
-
-
-def clear_stale(folder: Path, keep: set[str]) -> None:
-    """Remove model folders of a target that its configuration no longer lists."""
-    if folder.is_dir():
-        for child in folder.iterdir():
-            if child.is_dir() and child.name not in keep:
-                shutil.rmtree(child)

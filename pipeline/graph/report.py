@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
-from pipeline.graph.actions import clear_stale, copy_view
+from pipeline.cache.store import copy_atomic as copy_view
 from pipeline.graph.plan import ModelBuild
 from pipeline.stages.package import write_atomic
+
+
+def clear_stale(folder: Path, keep: set[str]) -> None:
+    """Remove model folders of a target that its configuration no longer lists."""
+    if folder.is_dir():
+        for child in folder.iterdir():
+            if child.is_dir() and child.name not in keep:
+                shutil.rmtree(child)
 
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:

@@ -81,7 +81,7 @@ def test_cold_build_writes_artifacts_and_report(project):
         blocks = read_artifact((folder / model / "model.bin").read_bytes())
         # Linux direct drive: COP2 command stream, IO in their own regions (3 and 4).
         assert blocks["cmd_data"][:4] == b"COP2"
-        count, *io = struct.unpack_from("<i6iiii", blocks["inputs"])
+        _count, *io = struct.unpack_from("<i6iiii", blocks["inputs"])
         assert io[-1] == 3
 
 

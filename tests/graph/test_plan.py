@@ -55,7 +55,7 @@ def test_vela_runs_once_per_distinct_npu_options(plan):
     # Vela sees (the runtime's build type does not reach Vela).
     assert len(vela) == 2 * 3
     assert len([n for n in vela if "ethos-u55-128" in n]) == 2
-    assert plan.users[f"vela:{[n for n in vela if 'u55' in n][0]}"] == ["c", "d"]
+    assert plan.users[f"vela:{next(n for n in vela if 'u55' in n)}"] == ["c", "d"]
 
 
 def test_host_target_has_no_npu_stages(plan):
