@@ -46,6 +46,16 @@ def task_package():
     yield from _stage("package")
 
 
+def task_runtime():
+    """Cross-build the C++ runtime, once per toolchain + CPU + ISA + build type."""
+    yield from _stage("runtime")
+
+
+def task_firmware():
+    """Link bare-metal firmware with a model compiled in (targets with ethosu_sdk)."""
+    yield from _stage("firmware")
+
+
 def task_build():
     """Build targets into build/<target>/: `doit build target=NAME` (all when omitted)."""
     yield from tasks.target_tasks(PROJECT.plan, PROJECT.build, PROJECT.target_configs(),

@@ -47,7 +47,7 @@ class Store:
         try:
             checksums = {}
             for name, src in outputs.items():
-                shutil.copyfile(src, staging / name)
+                shutil.copy(src, staging / name)  # content and permission bits
                 checksums[name] = file_digest(staging / name)
             manifest = {"key": key, "record": dict(record), "outputs": checksums,
                         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -72,12 +72,13 @@ class Store:
 
 
 def copy_atomic(src: Path, dest: Path) -> None:
-    """Copy ``src`` to ``dest`` through a temporary file in the same folder."""
+    """Copy ``src`` (content and permission bits) to ``dest`` through a temporary file."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
+        shutil.copymode(src, tmp)
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

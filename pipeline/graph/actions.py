@@ -8,6 +8,7 @@ user error becomes a doit failure with the message alone; a bug keeps its traceb
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from pipeline.cache.key import stage_key, tool_versions, tree_digest
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
-from pipeline.graph.plan import PIPELINE_DIR, Invocation, code_files
+from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
 
 
 def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
@@ -48,8 +49,40 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
     elif inv.stage == "package":
         from pipeline.stages.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
+    elif inv.stage in ("runtime", "firmware"):
+        _build_runtime(inv, out, where)
     else:
         raise AssertionError(f"no stage function for {inv.stage}")
+
+
+def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
+    """CMake-build the runtime (or a firmware image) and pick its products."""
+    from pipeline.stages.c_array import write_c_array
+    from pipeline.stages.runtime_build import build_runtime
+
+    o, params = inv.options, inv.params
+    model_c = None
+    if inv.stage == "firmware":
+        model_c = Path(params["cmake_dir"]).parent / "model.c"
+        write_c_array(inv.inputs["artifact"], model_c, symbol="ethosu_model", where=where)
+    products = build_runtime(REPO_DIR, Path(params["cmake_dir"]), toolchain=o["toolchain"],
+                             cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
+                             build_type=o["build_type"], model_c=model_c, where=where,
+                             ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
+    by_name = {p.name: p for p in products}
+    for role, dest in out.items():
+        if dest.name not in by_name:
+            raise AssertionError(f"runtime build did not list {dest.name}: {sorted(by_name)}")
+        shutil.copyfile(by_name[dest.name], dest)
+        shutil.copymode(by_name[dest.name], dest)
+
+
+def stage_tools(inv: Invocation) -> dict[str, str]:
+    """The tool versions a stage's key covers: the compiler for C++ builds, else Python's."""
+    if inv.stage in ("runtime", "firmware"):
+        from pipeline.stages.runtime_build import toolchain_fingerprint
+        return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
+    return tool_versions()
 
 
 def run_stage(inv: Invocation, store_root: str, where: str = ""):
@@ -60,7 +93,7 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     started = time.perf_counter()
     store = Store(Path(store_root))
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
-    key, record = stage_key(inv.stage, code, inv.inputs, inv.options, tool_versions())
+    key, record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
     names = {role: path.name for role, path in inv.outputs.items()}
     if store.has(key):
         store.restore(key, {names[r]: p for r, p in inv.outputs.items()})

@@ -8,12 +8,13 @@ options. Every path here is under ``<build>/.stages/<stage>/<name>/``; the per-t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.cache.key import options_digest
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
+REPO_DIR = PIPELINE_DIR.parent
 
 # The source files whose content is each stage's code version (a change re-runs the stage).
 STAGE_CODE = {
@@ -23,7 +24,22 @@ STAGE_CODE = {
     "verify": ["stages/verify.py", "tosa/**/*.py"],
     "vela": ["stages/vela.py"],
     "package": ["stages/package.py"],
+    "runtime": ["stages/runtime_build.py"],
+    "firmware": ["stages/runtime_build.py", "stages/c_array.py"],
 }
+# What a runtime build leaves for the target, per CMake platform. The bare-metal runner
+# embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
+RUNTIME_PRODUCTS = {
+    "cortex_a": ("ethosu_runner", "libethosu_rt_common.a", "libethosu_rt_cortex_a.a"),
+    "cortex_m": ("libethosu_rt_common.a", "libethosu_rt_cortex_m.a"),
+}
+CMAKE_PLATFORM = {"linux": "cortex_a", "baremetal": "cortex_m"}
+
+
+def runtime_sources() -> list[Path]:
+    """The runtime's sources and CMake files: a change to any of them rebuilds the runtime."""
+    return sorted(p for d in ("runtime", "cmake") for p in (REPO_DIR / d).rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts)
 
 
 def code_files(stage: str) -> list[Path]:
@@ -59,12 +75,14 @@ class ModelBuild:
     verify: Invocation
     vela: Invocation | None
     package: Invocation | None
+    firmware: Invocation | None = None
 
 
 @dataclass
 class Plan:
     invocations: dict[str, Invocation] = field(default_factory=dict)
     targets: dict[str, list[ModelBuild]] = field(default_factory=dict)
+    runtimes: dict[str, Invocation | None] = field(default_factory=dict)  # target -> runtime
     users: dict[str, list[str]] = field(default_factory=dict)  # task -> targets needing it
     _current: str = ""
 
@@ -148,11 +166,47 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     return ModelBuild(model_name, lower, verify, vela, package)
 
 
+def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
+    """The runtime build a target needs: shared by every target with the same toolchain,
+    CPU, ISA and build type; None for targets without an NPU to drive."""
+    platform = CMAKE_PLATFORM.get(target.platform)
+    if target.npu is None or platform is None:
+        return None
+    options = {"toolchain": target.toolchain, "cpu": target.cpu, "isa": target.isa,
+               "platform": platform, "build_type": target.build_type}
+    name = f"{target.toolchain}/{target.cpu}{'-' + target.isa if target.isa else ''}/{target.build_type}"
+    out = _stage_dir(build, "runtime", name)
+    return plan.add(Invocation(
+        "runtime", name,
+        inputs={str(p.relative_to(REPO_DIR)): p for p in runtime_sources()},
+        outputs={n: out / "products" / n for n in RUNTIME_PRODUCTS[platform]},
+        options=options, params={"cmake_dir": str(out / "cmake")}))
+
+
+def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
+              sdk: Path) -> Invocation:
+    """Bare-metal firmware: the runner with one model artifact compiled in."""
+    name = f"{package.name}/{runtime.name}"
+    out = _stage_dir(build, "firmware", name)
+    sdk_files = sorted(p for p in sdk.rglob("*") if p.is_file() and ".git" not in p.parts)
+    return plan.add(Invocation(
+        "firmware", name,
+        inputs={"artifact": package.outputs["artifact"], **runtime.inputs,
+                **{f"sdk/{p.relative_to(sdk)}": p for p in sdk_files}},
+        outputs={"elf": out / "ethosu_runner.elf"},
+        options=runtime.options,
+        params={"cmake_dir": str(out / "cmake"), "ethosu_sdk": str(sdk)}))
+
+
 def make_plan(config, build: Path) -> Plan:
     """Plan every target of a validated ``ProjectConfig`` under the build folder."""
     plan = Plan()
     for target_name, target in config.targets.items():
         plan._current = target_name
-        plan.targets[target_name] = [
-            _model_build(plan, build, target, m, config.models[m]) for m in target.models]
+        builds = [_model_build(plan, build, target, m, config.models[m]) for m in target.models]
+        runtime = plan.runtimes[target_name] = _runtime(plan, build, target)
+        if runtime is not None and runtime.options["platform"] == "cortex_m" and target.ethosu_sdk:
+            builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,
+                                                    target.ethosu_sdk)) for b in builds]
+        plan.targets[target_name] = builds
     return plan

@@ -8,16 +8,16 @@ import time
 from pathlib import Path
 
 from pipeline.cache.store import copy_atomic as copy_view
-from pipeline.graph.plan import ModelBuild
+from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.stages.package import write_atomic
 
 
 def clear_stale(folder: Path, keep: set[str]) -> None:
-    """Remove model folders of a target that its configuration no longer lists."""
+    """Remove what a target folder holds that its configuration no longer produces."""
     if folder.is_dir():
         for child in folder.iterdir():
-            if child.is_dir() and child.name not in keep:
-                shutil.rmtree(child)
+            if child.name not in keep:
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:
@@ -33,19 +33,50 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["artifact"] = str(folder / "model.bin")
         entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
+    if build.firmware is not None:
+        copy_view(build.firmware.outputs["elf"], folder / "ethosu_runner.elf")
+        entry["firmware"] = str(folder / "ethosu_runner.elf")
     return entry
 
 
-def write_target(target: str, builds: list[ModelBuild], folder: Path, config: dict) -> dict:
+def runtime_view(name: str) -> str:
+    """Where a runtime product goes in the target folder: the runner on top, libraries in lib/."""
+    return name if name == "ethosu_runner" else f"lib/{name}"
+
+
+def _runtime_entry(runtime: Invocation, folder: Path, builds: list[ModelBuild]) -> dict:
+    """Copy the runtime's products: the Linux runner beside the models, libraries in lib/."""
+    files = {}
+    for name, src in runtime.outputs.items():
+        dest = folder / runtime_view(name)
+        copy_view(src, dest)
+        files[name] = str(dest)
+    entry = {"build": runtime.task, **runtime.options, "files": files}
+    if runtime.options["platform"] == "cortex_m" and not any(b.firmware for b in builds):
+        entry["firmware"] = ("not linked: set ethosu_sdk in targets.yaml to the Ethos-U core "
+                             "driver SDK to link the bare-metal runner with each model")
+    return entry
+
+
+def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | None,
+                 folder: Path, config: dict) -> bool:
     """doit action: the target folder and its ``report.json``; prints a one-line summary per model."""
-    clear_stale(folder, {b.model for b in builds})
+    keep = {b.model for b in builds} | {"report.json"}
+    keep |= {runtime_view(n).split("/")[0] for n in (runtime.outputs if runtime else ())}
+    clear_stale(folder, keep)
     report = {"target": target, "config": config, "models": {},
               "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for build in builds:
         report["models"][build.model] = _model_entry(build, folder / build.model)
+    if runtime is not None:
+        report["runtime"] = _runtime_entry(runtime, folder, builds)
     write_atomic(folder / "report.json", json.dumps(report, indent=2, sort_keys=True).encode())
     for name, entry in report["models"].items():
         print("   " + summary_line(target, name, entry), flush=True)
+    if runtime is not None:
+        print(f"   {target}: runtime {runtime.task} -> {', '.join(report['runtime']['files'])}"
+              + (f"; firmware {report['runtime']['firmware']}" if "firmware" in report["runtime"] else ""),
+              flush=True)
     return True
 
 

@@ -10,7 +10,7 @@ from doit.tools import config_changed
 from pipeline.cache.key import tool_versions
 from pipeline.graph.actions import run_stage
 from pipeline.graph.plan import Invocation, Plan, code_files
-from pipeline.graph.report import write_target
+from pipeline.graph.report import runtime_view, write_target
 
 STAGE_DOCS = {
     "export": "torch.export a model and draw its calibration and test inputs",
@@ -19,7 +19,10 @@ STAGE_DOCS = {
     "verify": "run the TOSA reference model against torch on the same quantized graph",
     "vela": "compile a TOSA graph for one Ethos-U configuration with Vela",
     "package": "package Vela's output and the IO metadata into the model artifact",
+    "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
+    "firmware": "link bare-metal firmware with one model artifact compiled in",
 }
+PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package")
 
 
 def stage_task(inv: Invocation, store: Path, where: str) -> dict:
@@ -32,7 +35,10 @@ def stage_task(inv: Invocation, store: Path, where: str) -> dict:
         "file_dep": sorted({str(p) for p in inv.inputs.values()} |
                            {str(p) for p in code_files(inv.stage)}),
         "targets": [str(p) for p in inv.outputs.values()],
-        "uptodate": [config_changed({"options": inv.options, "tools": tool_versions()})],
+        # A compiler upgrade is seen when the task runs (its key covers `--version`), not here:
+        # asking every compiler for its version would slow down each no-op build.
+        "uptodate": [config_changed({"options": inv.options,
+                                     "tools": tool_versions() if inv.stage in PYTHON_STAGES else {}})],
         "clean": True,
         "verbosity": 2,
     }
@@ -53,6 +59,10 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
         builds = plan.targets[target]
         folder = build / target
         deps, targets = [], [folder / "report.json"]
+        runtime = plan.runtimes.get(target)
+        if runtime is not None:
+            deps += list(runtime.outputs.values())
+            targets += [folder / runtime_view(n) for n in runtime.outputs]
         for b in builds:
             deps += [b.lower.outputs["tosa"], b.lower.outputs["io"], b.verify.outputs["report"]]
             targets += [folder / b.model / n for n in ("model.tosa", "io.json", "verify.json")]
@@ -60,10 +70,13 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
                          b.vela.outputs["summary"]]
                 targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
+            if b.firmware is not None:
+                deps.append(b.firmware.outputs["elf"])
+                targets.append(folder / b.model / "ethosu_runner.elf")
         yield {
             "name": target,
             "doc": f"build target {target}",
-            "actions": [(write_target, [target, builds, folder, configs[target]])],
+            "actions": [(write_target, [target, builds, runtime, folder, configs[target]])],
             "file_dep": [str(p) for p in deps],
             "targets": [str(p) for p in targets],
             "uptodate": [config_changed(configs[target])],

@@ -122,6 +122,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes files private; outputs are ordinary files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -85,11 +85,30 @@ def test_cold_build_writes_artifacts_and_report(project):
         assert io[-1] == 3
 
 
+@pytest.mark.needs_aarch64_gcc
+@pytest.mark.needs_qemu
+def test_linux_runner_is_built_beside_the_models_and_runs_under_qemu(project):
+    folder = project / "build" / "u85-linux"
+    runner = folder / "ethosu_runner"
+    assert runner.stat().st_mode & 0o111
+    assert (folder / "lib" / "libethosu_rt_common.a").is_file()
+    report = json.loads((folder / "report.json").read_text())
+    assert report["runtime"]["toolchain"] == "aarch64-linux-gnu-gcc"
+    # No NPU in this machine: the runner must say so in one line and exit non-zero.
+    proc = subprocess.run(["qemu-aarch64", str(runner), "--model", str(folder / "cnn" / "model.bin"),
+                           "--device", str(project / "no-such-accel")],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+    assert re.search(r"no-such-accel: open\(\) of the NPU device node", proc.stdout + proc.stderr)
+
+
 def test_cold_build_ran_each_shared_stage_once(project):
     ran = executed(subprocess.CompletedProcess([], 0, (project / "cold.log").read_text(), ""))
     assert sorted(t for t in ran if t.startswith("export:")) == ["export:add", "export:cnn"]
     assert len([t for t in ran if t.startswith("vela:")]) == 2
     assert "build:u85-linux" in ran
+    assert [t for t in ran if t.startswith("runtime:")] == [
+        "runtime:aarch64-linux-gnu-gcc/cortex-a320/Release"]
 
 
 def test_second_build_runs_no_task(project):
@@ -102,6 +121,7 @@ def test_switch_a_b_a_restores_without_recomputing(project):
     (project / "targets.yaml").write_text(yaml_a.replace("ethos-u85-256", "ethos-u85-512"))
     proc_b = doit(project, "build", "target=u85-linux")
     ran_b = executed(proc_b)
+    # An NPU option reaches Vela and the artifact, never the runtime build.
     assert {t.split(":")[0] for t in ran_b} == {"vela", "package", "build"}
     (project / "targets.yaml").write_text(yaml_a)
     proc_a = doit(project, "build", "target=u85-linux")
@@ -114,7 +134,7 @@ def test_fresh_build_folder_restores_everything_from_store(project):
     shutil.rmtree(project / "build")
     proc = doit(project, "build", "target=u85-linux")
     assert "built in" not in proc.stdout
-    assert proc.stdout.count("restored from store") >= 8
+    assert proc.stdout.count("restored from store") == 13  # 6 stages x 2 models + runtime
     assert (project / "build" / "u85-linux" / "cnn" / "model.bin").is_file()
 
 

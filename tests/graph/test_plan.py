@@ -103,3 +103,42 @@ def test_target_task_depends_on_its_artifacts(plan, tmp_path):
 def test_code_files_cover_the_stage_modules():
     names = {p.name for p in code_files("lower")}
     assert "lower.py" in names and any(n.startswith("op_") for n in names)
+
+
+def test_runtime_is_shared_by_toolchain_cpu_isa_and_build_type(plan):
+    runtimes = {t: (r.task if r else None) for t, r in plan.runtimes.items()}
+    assert runtimes == {
+        "a": "runtime:aarch64-linux-gnu-gcc/cortex-a55/Release",
+        "b": "runtime:arm-none-eabi-gcc/cortex-m85-mve/Release",
+        "c": "runtime:arm-none-eabi-gcc/cortex-m55-mve/Release",
+        "d": "runtime:arm-none-eabi-gcc/cortex-m55-mve/Debug",
+        "ref": None,
+    }
+    assert "ethosu_runner" in plan.runtimes["a"].outputs
+    assert "ethosu_runner" not in plan.runtimes["c"].outputs  # firmware needs the SDK
+
+
+def test_runtime_depends_on_sources_not_on_models_or_npu_options(plan):
+    runtime = plan.runtimes["a"]
+    assert "runtime/common/artifact.cc" in runtime.inputs
+    assert any(k.startswith("cmake/toolchains/") for k in runtime.inputs)
+    assert not [p for p in runtime.inputs.values() if ".stages" in str(p)]
+    assert "npu" not in runtime.options
+    for inv in plan.invocations.values():
+        if inv.stage in ("export", "quantize", "lower", "verify", "vela", "package"):
+            assert not any(str(p).endswith(".cc") for p in inv.inputs.values()), inv.task
+
+
+def test_firmware_only_with_an_sdk(tmp_path):
+    sdk = tmp_path / "sdk"
+    (sdk / "core_driver").mkdir(parents=True)
+    (sdk / "core_driver" / "CMakeLists.txt").write_text("# driver\n")
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT).replace(
+        "build_type: Debug", f"build_type: Debug, ethosu_sdk: {sdk}"))
+    plan = make_plan(load_config(path), tmp_path / "build")
+    assert all(b.firmware is None for b in plan.targets["c"])
+    firmware = [b.firmware for b in plan.targets["d"]]
+    assert [f.stage for f in firmware] == ["firmware", "firmware"]
+    assert firmware[0].inputs["artifact"] == plan.targets["d"][0].package.outputs["artifact"]
+    assert "sdk/core_driver/CMakeLists.txt" in firmware[0].inputs
