@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 
 APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
               g++-aarch64-linux-gnu qemu-user qemu-system-arm ninja-build cmake ccache
-              googletest clang)
+              googletest clang file)
 with_apt=1
 for arg in "$@"; do
   case "$arg" in

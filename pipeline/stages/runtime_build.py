@@ -1,0 +1,169 @@
+"""Runtime build stage: configure and build the C++ runtime with CMake for one target.
+
+One build directory per (toolchain, CPU, ISA, platform, build type, SDK, model): CMake
+configures it with the toolchain file from ``cmake/toolchains/<toolchain>.cmake``, Ninja,
+and ccache as compiler launcher, then builds the default target. The product files (the
+runtime libraries, and the runner when it can be linked) are listed by CMake in
+``<build_dir>/ethosu_rt_outputs.txt``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.errors import StageError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOLCHAIN_DIR = REPO_ROOT / "cmake" / "toolchains"
+TOOLCHAINS = ("arm-none-eabi-gcc", "aarch64-linux-gnu-gcc", "aarch64-linux-musl-zig", "host")
+# CMake's platform names, and the config's names for the same platforms.
+PLATFORMS = {
+    "cortex_m": "cortex_m",
+    "cortex_a": "cortex_a",
+    "host": "host",
+    "baremetal": "cortex_m",
+    "linux": "cortex_a",
+}
+BUILD_TYPES = ("Release", "Debug", "RelWithDebInfo", "MinSizeRel")
+OUTPUTS_FILE = "ethosu_rt_outputs.txt"
+
+
+def _compiler_version_argv(toolchain: str) -> list[str]:
+    return {
+        "arm-none-eabi-gcc": ["arm-none-eabi-g++", "--version"],
+        "aarch64-linux-gnu-gcc": ["aarch64-linux-gnu-g++", "--version"],
+        "aarch64-linux-musl-zig": [sys.executable, "-m", "ziglang", "c++", "--version"],
+        "host": ["c++", "--version"],
+    }[toolchain]
+
+
+def _check_choice(where: str, field: str, value, allowed) -> None:
+    if value not in allowed:
+        raise StageError(where, f"{field} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _run(argv: list[str], where: str, what: str, env: dict | None = None) -> str:
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, env=env)
+    except FileNotFoundError:
+        raise StageError(
+            where, f"{what}: {argv[0]} must be installed (see bootstrap.sh); it was not found", argv
+        )
+    if result.returncode != 0:
+        # CMake prints FATAL_ERROR messages on stderr, compiler errors on stdout (Ninja).
+        raise StageError(
+            where,
+            f"{what} (exit status {result.returncode})",
+            argv,
+            result.stdout + "\n" + result.stderr,
+        )
+    return result.stdout
+
+
+def _environment(toolchain: str) -> dict | None:
+    if toolchain != "aarch64-linux-musl-zig":
+        return None
+    # The zig wrapper scripts run `python -m ziglang`; this Python is the one that has it.
+    return {**os.environ, "ETHOSU_RT_ZIG_PYTHON": sys.executable}
+
+
+def build_runtime(
+    source_dir: Path,
+    build_dir: Path,
+    *,
+    toolchain: str,
+    cpu: str,
+    isa: str | None,
+    platform: str,
+    build_type: str,
+    ethosu_sdk: Path | None = None,
+    model_c: Path | None = None,
+    where: str = "runtime_build",
+) -> list[Path]:
+    """Configure (if needed) and build the runtime; return the produced files.
+
+    Args:
+        source_dir: the repository root (holding ``runtime/`` and ``cmake/``).
+        build_dir: the CMake build directory (created if missing, reused if present).
+        toolchain: one of ``TOOLCHAINS``; selects ``cmake/toolchains/<toolchain>.cmake``.
+        cpu: ``ETHOSU_RT_CPU`` (e.g. ``cortex-m55``, ``cortex-a55``; ignored by ``host``).
+        isa: ``ETHOSU_RT_ISA`` for Cortex-M (``scalar``/``dsp``/``mve``), None otherwise.
+        platform: ``cortex_m``/``cortex_a``/``host`` (or the config's ``baremetal``/``linux``).
+        build_type: one of ``BUILD_TYPES``.
+        ethosu_sdk: the Ethos-U SDK for the bare-metal firmware (None: libraries only).
+        model_c: the model as a C array (``c_array.write_c_array``) for the bare-metal runner.
+        where: ``target/stage`` for error messages.
+    Returns:
+        Absolute paths of the built libraries and runner, as CMake lists them.
+    Raises:
+        StageError: an option is not allowed, a tool is missing, or CMake/the build failed.
+    """
+    _check_choice(where, "toolchain", toolchain, TOOLCHAINS)
+    _check_choice(where, "platform", platform, tuple(PLATFORMS))
+    _check_choice(where, "build_type", build_type, BUILD_TYPES)
+    if shutil.which("ccache") is None:
+        raise StageError(
+            where, "ccache must be installed (apt-get install ccache); it was not found on PATH"
+        )
+    source_dir, build_dir = Path(source_dir).resolve(), Path(build_dir).resolve()
+    configure = [
+        "cmake",
+        "-G",
+        "Ninja",
+        "-S",
+        str(source_dir / "runtime"),
+        "-B",
+        str(build_dir),
+        f"-DCMAKE_TOOLCHAIN_FILE={source_dir / 'cmake' / 'toolchains' / f'{toolchain}.cmake'}",
+        f"-DETHOSU_RT_PLATFORM={PLATFORMS[platform]}",
+        f"-DCMAKE_BUILD_TYPE={build_type}",
+        "-DCMAKE_C_COMPILER_LAUNCHER=ccache",
+        "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+        f"-DETHOSU_RT_CPU={cpu if cpu != 'host' else ''}",
+        f"-DETHOSU_RT_ISA={isa or ''}",
+        f"-DETHOSU_SDK={Path(ethosu_sdk).resolve() if ethosu_sdk else ''}",
+        f"-DETHOSU_RT_MODEL_C={Path(model_c).resolve() if model_c else ''}",
+    ]
+    env = _environment(toolchain)
+    _run(configure, where, "CMake configure of the runtime failed", env)
+    _run(["cmake", "--build", str(build_dir)], where, "runtime build failed", env)
+    listing = build_dir / OUTPUTS_FILE
+    paths = [Path(line) for line in listing.read_text().splitlines() if line.strip()]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise StageError(
+            where,
+            f"the build must produce every file CMake lists in {listing}; "
+            f"missing {', '.join(missing)}",
+        )
+    return paths
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_fingerprint(toolchain: str) -> str:
+    """Digest of everything about ``toolchain`` that changes the runtime binaries.
+
+    Covers the compiler's ``--version`` output, ``cmake --version``, and the contents of
+    every file under ``cmake/`` (the toolchain file, the zig wrapper scripts and the CMake
+    modules the runtime includes). Runtime sources are not included: they are stage inputs.
+
+    Raises:
+        StageError: ``toolchain`` is unknown or its compiler or CMake is missing.
+    """
+    where = f"runtime_build/{toolchain}"
+    _check_choice(where, "toolchain", toolchain, TOOLCHAINS)
+    digest = hashlib.sha256()
+    for argv in (_compiler_version_argv(toolchain), ["cmake", "--version"]):
+        digest.update(" ".join(argv[-2:]).encode() + b"\0")
+        digest.update(_run(argv, where, "tool version query failed").encode() + b"\0")
+    cmake_dir = TOOLCHAIN_DIR.parent
+    for path in sorted(p for p in cmake_dir.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(cmake_dir)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()

@@ -1,0 +1,242 @@
+// ethosu_runner: runs a model artifact on an Ethos-U NPU through the Linux DRM accel
+// driver, in the manner of ExecuTorch's executor_runner.
+//
+//   ethosu_runner --model model.bin [--input a.bin[,b.bin]] [--output out_prefix]
+//                 [--device /dev/accel/accel0] [--num-executions N] [--timeout-ms T]
+//
+// Inputs are raw tensors in torch's layout and dtype (zeros when --input is absent);
+// output i is written to <out_prefix>-<i>.bin. Each inference prints its wall time.
+// Any failure prints one line to stderr and exits with a non-zero status.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ethosu_rt/artifact.h"
+#include "ethosu_rt/check.h"
+#include "ethosu_rt/io.h"
+#include "ethosu_rt/linux_sys.h"
+#include "ethosu_rt/npu_drm.h"
+
+namespace {
+
+using ethosu_rt::Error;
+
+// A failure already reported on stderr (by the log sink or by fail()).
+struct Reported : std::runtime_error {
+  Reported() : std::runtime_error("reported") {}
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  fprintf(stderr, "ethosu_runner: error: %s\n", message.c_str());
+  throw Reported();
+}
+
+void check(Error error) {
+  if (error != Error::kOk) {
+    throw Reported();  // the check macro already printed the one line
+  }
+}
+
+void log_to_stderr(const ethosu_rt::CheckFailure& failure, void* /*user*/) {
+  char line[512];
+  ethosu_rt::format_check(failure, line, sizeof(line));
+  fprintf(stderr, "ethosu_runner: error: %s\n", line);
+}
+
+struct Options {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output_prefix;
+  std::string device = "/dev/accel/accel0";
+  long executions = 1;
+  long timeout_ms = 60000;
+};
+
+const char kUsage[] =
+    "usage: ethosu_runner --model F [--input a.bin[,b.bin]] [--output out_prefix]\n"
+    "                     [--device /dev/accel/accel0] [--num-executions N] [--timeout-ms T]\n";
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return parts;
+}
+
+long parse_positive(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = strtol(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || value < 1) {
+    fail(flag + " must be a positive integer; got '" + text + "'");
+  }
+  return value;
+}
+
+Options parse_args(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      fputs(kUsage, stdout);
+      exit(0);
+    }
+    if (i + 1 >= argc) {
+      fail(flag + " must be followed by a value (or is unknown); see --help");
+    }
+    const std::string value = argv[++i];
+    if (flag == "--model") {
+      options.model = value;
+    } else if (flag == "--input") {
+      options.inputs = split(value, ',');
+    } else if (flag == "--output") {
+      options.output_prefix = value;
+    } else if (flag == "--device") {
+      options.device = value;
+    } else if (flag == "--num-executions") {
+      options.executions = parse_positive(flag, value);
+    } else if (flag == "--timeout-ms") {
+      options.timeout_ms = parse_positive(flag, value);
+    } else {
+      fail("unknown option '" + flag + "'; see --help");
+    }
+  }
+  if (options.model.empty()) {
+    fail("--model must be given; see --help");
+  }
+  return options;
+}
+
+// File contents in 16-byte aligned memory, as the artifact parser requires.
+struct AlignedBytes {
+  std::unique_ptr<uint8_t[]> storage;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+AlignedBytes read_file(const std::string& path, const char* what) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) {
+    fail(std::string(what) + " '" + path + "' must be a readable file; got " + strerror(errno));
+  }
+  AlignedBytes bytes;
+  bytes.size = static_cast<size_t>(file.tellg());
+  bytes.storage.reset(new uint8_t[bytes.size + 16]);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(bytes.storage.get());
+  bytes.data = bytes.storage.get() + ((16 - address % 16) % 16);
+  file.seekg(0);
+  file.read(reinterpret_cast<char*>(bytes.data), static_cast<std::streamsize>(bytes.size));
+  if (!file) {
+    fail(std::string("could not read ") + what + " '" + path + "'");
+  }
+  return bytes;
+}
+
+// Input tensors in the NPU's element order, ready for copy_input().
+std::vector<std::vector<uint8_t>> load_inputs(const ethosu_rt::Model& model,
+                                              const Options& options) {
+  if (!options.inputs.empty() && options.inputs.size() != model.num_inputs) {
+    fail("--input must list " + std::to_string(model.num_inputs) + " file(s); got " +
+         std::to_string(options.inputs.size()));
+  }
+  std::vector<std::vector<uint8_t>> tensors;
+  for (size_t i = 0; i < model.num_inputs; ++i) {
+    ethosu_rt::TensorInfo info;
+    check(ethosu_rt::get_input(model, i, &info));
+    std::vector<uint8_t> npu(info.tensor_bytes, 0);
+    if (!options.inputs.empty()) {
+      AlignedBytes file = read_file(options.inputs[i], "input");
+      if (file.size != info.tensor_bytes) {
+        fail("input " + std::to_string(i) + " '" + options.inputs[i] + "' must hold " +
+             std::to_string(info.tensor_bytes) + " bytes (" + ethosu_rt::dtype_name(info.dtype) +
+             " tensor '" + info.name + "'); got " + std::to_string(file.size));
+      }
+      check(ethosu_rt::to_npu_order(info, file.data, npu.data(), npu.size()));
+    }
+    tensors.push_back(std::move(npu));
+  }
+  return tensors;
+}
+
+void write_outputs(const ethosu_rt::Model& model, const ethosu_rt::Regions& regions,
+                   const std::string& prefix) {
+  for (size_t i = 0; i < model.num_outputs; ++i) {
+    ethosu_rt::TensorInfo info;
+    check(ethosu_rt::get_output(model, i, &info));
+    std::vector<uint8_t> npu(info.tensor_bytes);
+    std::vector<uint8_t> torch(info.tensor_bytes);
+    check(ethosu_rt::copy_output(model, regions, i, npu.data(), npu.size()));
+    check(ethosu_rt::from_npu_order(info, npu.data(), torch.data(), torch.size()));
+    if (prefix.empty()) {
+      continue;
+    }
+    const std::string path = prefix + "-" + std::to_string(i) + ".bin";
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(torch.data()),
+               static_cast<std::streamsize>(torch.size()));
+    if (!file) {
+      fail("output file '" + path + "' must be writable");
+    }
+    printf("output %zu '%s': %zu bytes -> %s\n", i, info.name, torch.size(), path.c_str());
+  }
+}
+
+double now_ms() {
+  timespec t = {};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+int run(int argc, char** argv) {
+  ethosu_rt::set_log_sink(log_to_stderr, nullptr);
+  const Options options = parse_args(argc, argv);
+  AlignedBytes artifact = read_file(options.model, "model");
+  ethosu_rt::Model model;
+  check(ethosu_rt::parse_artifact(artifact.data, artifact.size, &model));
+  const auto inputs = load_inputs(model, options);
+
+  ethosu_rt::DrmNpu npu(ethosu_rt::real_linux_sys());
+  check(npu.open(options.device.c_str()));
+  check(npu.prepare(model));
+  const int64_t timeout_ns = static_cast<int64_t>(options.timeout_ms) * 1000000;
+  for (long run_index = 0; run_index < options.executions; ++run_index) {
+    // Inputs and outputs may share scratch, so the inputs go in before every run.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      check(ethosu_rt::copy_input(model, npu.regions(), i, inputs[i].data(), inputs[i].size()));
+    }
+    const double start = now_ms();
+    check(npu.invoke(timeout_ns));
+    printf("inference %ld: %.3f ms\n", run_index + 1, now_ms() - start);
+  }
+  write_outputs(model, npu.regions(), options.output_prefix);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const Reported&) {
+    return 1;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "ethosu_runner: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,123 @@
+"""Helpers for the runtime tests: CMake builds of runtime/ and runs of what they produce.
+
+Each test module builds its configuration once (a module-scoped fixture) into a build
+directory kept in pytest's cache (.pytest_cache/d/runtime-<name>), so a later session only
+rebuilds what changed; ccache covers fresh directories. A tool that bootstrap.sh installs
+but is missing fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLCHAINS = REPO / "cmake" / "toolchains"
+
+
+def build_dir(request, name: str) -> Path:
+    """A build directory that persists across sessions: .pytest_cache/d/runtime-<name>."""
+    return Path(request.config.cache.mkdir(f"runtime-{name}"))
+
+
+def require(tool: str) -> str:
+    """Path of ``tool``; fails the test when it is not installed."""
+    path = shutil.which(tool)
+    if path is None:
+        pytest.fail(f"{tool} must be installed (bootstrap.sh installs it); not found on PATH")
+    return path
+
+
+def run(argv: list[str], *, cwd: Path | None = None, env: dict | None = None,
+        timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``argv``; with ``check``, fail the test showing the output tail on error."""
+    result = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
+        pytest.fail(f"{' '.join(map(str, argv))} exited {result.returncode}:\n{tail}")
+    return result
+
+
+def configure_argv(build_dir: Path, toolchain: str, platform: str, *options: str,
+                   build_type: str = "Release") -> list[str]:
+    return ["cmake", "-G", "Ninja", "-S", REPO / "runtime", "-B", build_dir,
+            f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAINS / (toolchain + '.cmake')}",
+            f"-DETHOSU_RT_PLATFORM={platform}", f"-DCMAKE_BUILD_TYPE={build_type}",
+            "-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
+            *options]
+
+
+def cmake_build(build_dir: Path, toolchain: str, platform: str, *options: str,
+                build_type: str = "Release", targets: tuple[str, ...] = (),
+                env: dict | None = None) -> Path:
+    """Configure and build; returns ``build_dir``."""
+    for tool in ("cmake", "ninja", "ccache"):
+        require(tool)
+    run(configure_argv(build_dir, toolchain, platform, *options, build_type=build_type), env=env)
+    build = ["cmake", "--build", build_dir]
+    if targets:
+        build += ["--target", *targets]
+    run(build, env=env, timeout=900)
+    return build_dir
+
+
+def ctest(build_dir: Path) -> str:
+    """Run every registered test; returns ctest's output."""
+    result = run(["ctest", "--output-on-failure", "--test-dir", build_dir], timeout=600)
+    assert "100% tests passed" in result.stdout, result.stdout
+    return result.stdout
+
+
+def zig_env() -> dict:
+    """Environment for the zig wrappers: the Python running the tests has ziglang."""
+    import os
+
+    return {**os.environ, "ETHOSU_RT_ZIG_PYTHON": sys.executable}
+
+
+# --- model artifacts made by the real packager (pipeline/stages/package.py) ---------------
+
+def cop1(words: list[int], config: int = 0x00001807, ident: int = 0x10066001) -> bytes:
+    """A COP1 payload laid out as Vela writes it (command stream at byte 32)."""
+    header = 0x2 | (((len(words) >> 16) & 0xFF) << 8) | ((len(words) & 0xFFFF) << 16)
+    return struct.pack(f"<7I I{len(words)}I", 0x31504F43, 0x00100001, config, ident,
+                       5, 5, 5, header, *words)
+
+
+# SET_IFM_REGION 1, SET_OFM_REGION 1, ELEMENTWISE (unary): reads and writes region 1.
+IDENTITY_WORDS = [0x0001010F, 0x0001011F, 0x00050006, 0x00000000]
+
+
+def make_artifact(tmp: Path, *, shape=(1, 8, 8, 16), dtype="int8", in_offset=0, out_offset=0,
+                  scratch=1024, cmd: bytes | None = None, name: str = "model") -> Path:
+    """Package a one-input, one-output model whose input and output share scratch.
+
+    With equal offsets the output region *is* the input (inputs and outputs may alias in
+    scratch, as Vela lays out some networks), so a run through a fake NPU returns the input.
+    """
+    import numpy as np
+
+    from pipeline.stages.package import package
+
+    cmd = cmd if cmd is not None else cop1(IDENTITY_WORDS)
+    vela_shape = [1] * (6 - len(shape)) + list(shape)
+    elem = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4}[dtype]
+    npz = tmp / f"{name}_vela.npz"
+    np.savez(npz, cmd_data=np.array(cmd, dtype=f"S{len(cmd)}"),
+             weight_data=np.array(b"\x00", dtype="S1"),
+             scratch_shape=np.array([scratch]), scratch_fast_shape=np.array([0]),
+             input_shape=np.array([vela_shape]), input_elem_size=np.array([elem]),
+             input_offset=np.array([in_offset]), input_region=np.array([1]),
+             output_shape=np.array([vela_shape]), output_elem_size=np.array([elem]),
+             output_offset=np.array([out_offset]), output_region=np.array([1]))
+    io = tmp / f"{name}_io.json"
+    entry = {"name": "x", "dtype": dtype, "shape": list(shape), "scale": 0.5, "zero_point": 0}
+    io.write_text(json.dumps({"inputs": [entry], "outputs": [dict(entry, name="y")]}))
+    return package(npz, io, tmp / f"{name}.bin")
