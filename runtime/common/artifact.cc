@@ -35,32 +35,36 @@ struct Block {
   size_t offset;  // of the header from the artifact start
 };
 
-// Texts for `where` are only composed when a check fails.
-struct Where {
-  char text[80];
-};
-
-const char* block_where(Where* w, size_t id, size_t offset) {
-  TextBuffer t(w->text, sizeof(w->text));
-  t.add("block ").add_u64(id + 1).add(" '").add(kBlockNames[id]).add("' at offset ");
-  t.add_u64(offset);
-  return w->text;
+// `where` texts, composed only when a check fails (LazyWhere). A block: values {id, offset}.
+void format_block(TextBuffer& t, const LazyWhere& w) {
+  t.add("block ").add_u64(w.values[0] + 1).add(" '").add(kBlockNames[w.values[0]]);
+  t.add("' at offset ").add_u64(w.values[1]);
 }
 
-const char* io_where(Where* w, bool output, size_t index, const char* part) {
-  TextBuffer t(w->text, sizeof(w->text));
-  t.add(output ? "output " : "input ").add_u64(index);
-  if (part != nullptr) {
-    t.add(" ").add(part);
+LazyWhere block_where(size_t id, size_t offset) { return {format_block, nullptr, {id, offset, 0}}; }
+
+constexpr size_t kNoDim = SIZE_MAX;
+
+// An IO: values {output, index, dimension or kNoDim}, context the part or nullptr, e.g.
+// "input 0", "output 1 io_meta", "input 0 shape[2]".
+void format_io(TextBuffer& t, const LazyWhere& w) {
+  t.add(w.values[0] != 0 ? "output " : "input ").add_u64(w.values[1]);
+  if (w.context != nullptr) {
+    t.add(" ").add(static_cast<const char*>(w.context));
   }
-  return w->text;
+  if (w.values[2] != kNoDim) {
+    t.add("[").add_u64(w.values[2]).add("]");
+  }
 }
 
-const char* dim_where(Where* w, bool output, size_t index, const char* part, size_t dim) {
-  TextBuffer t(w->text, sizeof(w->text));
-  t.add(output ? "output " : "input ").add_u64(index).add(" ").add(part).add("[");
-  t.add_u64(dim).add("]");
-  return w->text;
+LazyWhere io_where(bool output, size_t index, const char* part, size_t dim = kNoDim) {
+  return {format_io, part, {output ? 1u : 0u, index, dim}};
+}
+
+// `text` (at most `len` bytes, shown printable) in single quotes, in `out`.
+const char* quoted(char (&out)[kBlockNameBytes + 3], const void* text, size_t len) {
+  TextBuffer(out, sizeof(out)).add("'").add_printable(static_cast<const char*>(text), len).add("'");
+  return out;
 }
 
 bool checked_mul(size_t a, size_t b, size_t* out) {
@@ -72,9 +76,9 @@ bool checked_mul(size_t a, size_t b, size_t* out) {
 }
 
 Error read_header(const uint8_t* base, size_t size, size_t offset, size_t id, Block* block) {
-  Where w;
-  ETHOSU_RT_CHECK(size - offset, >=, kBlockHeaderBytes, Error::kTruncated,
-                  block_where(&w, id, offset), "bytes left for the 32-byte block header");
+  const LazyWhere where = block_where(id, offset);
+  ETHOSU_RT_CHECK(size - offset, >=, kBlockHeaderBytes, Error::kTruncated, where,
+                  "bytes left for the 32-byte block header");
   const uint8_t* header = base + offset;
   // The name is NUL-padded to 16 bytes and at most 15 characters long.
   size_t name_len = 0;
@@ -88,30 +92,23 @@ Error read_header(const uint8_t* base, size_t size, size_t offset, size_t id, Bl
   const char* expected = kBlockNames[id];
   if (!padding_clean || strlen(expected) != name_len || memcmp(header, expected, name_len) != 0) {
     char got[kBlockNameBytes + 3];
-    TextBuffer(got, sizeof(got))
-        .add("'")
-        .add_printable(reinterpret_cast<const char*>(header), name_len)
-        .add("'");
     char want[kBlockNameBytes + 3];
-    TextBuffer(want, sizeof(want)).add("'").add(expected).add("'");
-    ETHOSU_RT_FAIL_TEXT(Error::kBadMagic, block_where(&w, id, offset),
-                        "block name (NUL-padded, in packager order)", want, got);
+    ETHOSU_RT_FAIL_TEXT(Error::kBadMagic, where, "block name (NUL-padded, in packager order)",
+                        quoted(want, expected, kBlockNameBytes), quoted(got, header, name_len));
   }
   const uint32_t payload_size = load_u32(header + 16);
-  ETHOSU_RT_CHECK(header[20], ==, 0u, Error::kUnsupported, block_where(&w, id, offset),
+  ETHOSU_RT_CHECK(header[20], ==, 0u, Error::kUnsupported, where,
                   "external flag (named-data blocks are not supported)");
   for (size_t i = 21; i < kBlockHeaderBytes; ++i) {
-    ETHOSU_RT_CHECK(header[i], ==, 0u, Error::kBadValue, block_where(&w, id, offset),
-                    "reserved header byte");
+    ETHOSU_RT_CHECK(header[i], ==, 0u, Error::kBadValue, where, "reserved header byte");
   }
   const uint64_t padded = (static_cast<uint64_t>(payload_size) + 15u) & ~uint64_t{15};
   const size_t left = size - offset - kBlockHeaderBytes;
-  ETHOSU_RT_CHECK(padded, <=, static_cast<uint64_t>(left), Error::kTruncated,
-                  block_where(&w, id, offset), "padded payload bytes (bytes left in the artifact)");
+  ETHOSU_RT_CHECK(padded, <=, static_cast<uint64_t>(left), Error::kTruncated, where,
+                  "padded payload bytes (bytes left in the artifact)");
   const uint8_t* payload = header + kBlockHeaderBytes;
   for (size_t i = payload_size; i < padded; ++i) {
-    ETHOSU_RT_CHECK(payload[i], ==, 0u, Error::kBadValue, block_where(&w, id, offset),
-                    "payload padding byte");
+    ETHOSU_RT_CHECK(payload[i], ==, 0u, Error::kBadValue, where, "payload padding byte");
   }
   *block = Block{payload, payload_size, offset};
   return Error::kOk;
@@ -129,84 +126,77 @@ Error read_blocks(const uint8_t* base, size_t size, Block blocks[kNumBlocks]) {
 }
 
 Error expect_size(const Block& block, size_t id, size_t want) {
-  Where w;
-  ETHOSU_RT_CHECK(block.size, ==, want, Error::kBadValue, block_where(&w, id, block.offset),
+  ETHOSU_RT_CHECK(block.size, ==, want, Error::kBadValue, block_where(id, block.offset),
                   "payload bytes");
   return Error::kOk;
 }
 
 // Count of an `inputs`/`outputs` block, checked against the block's size.
 Error io_count(const Block& block, size_t id, size_t* count) {
-  Where w;
-  ETHOSU_RT_CHECK(block.size, >=, size_t{4}, Error::kTruncated, block_where(&w, id, block.offset),
+  const LazyWhere where = block_where(id, block.offset);
+  ETHOSU_RT_CHECK(block.size, >=, size_t{4}, Error::kTruncated, where,
                   "payload bytes (room for the i32 count)");
   const int32_t n = static_cast<int32_t>(load_u32(block.payload));
-  ETHOSU_RT_CHECK(n, >=, id == kOutputs ? 1 : 0, Error::kBadValue,
-                  block_where(&w, id, block.offset), "IO count");
+  ETHOSU_RT_CHECK(n, >=, id == kOutputs ? 1 : 0, Error::kBadValue, where, "IO count");
   const uint64_t need = 4u + static_cast<uint64_t>(n) * kVelaIoBytes;
-  ETHOSU_RT_CHECK(static_cast<uint64_t>(block.size), ==, need, Error::kTruncated,
-                  block_where(&w, id, block.offset), "payload bytes (4 + 36 x count)");
+  ETHOSU_RT_CHECK(static_cast<uint64_t>(block.size), ==, need, Error::kTruncated, where,
+                  "payload bytes (4 + 36 x count)");
   *count = static_cast<size_t>(n);
   return Error::kOk;
 }
 
 Error read_io_meta(const Block& block, Model* model) {
-  Where w;
-  ETHOSU_RT_CHECK(block.size, >=, kIoMetaHeaderBytes, Error::kTruncated,
-                  block_where(&w, kIoMeta, block.offset), "payload bytes (16-byte header)");
+  const LazyWhere where = block_where(kIoMeta, block.offset);
+  ETHOSU_RT_CHECK(block.size, >=, kIoMetaHeaderBytes, Error::kTruncated, where,
+                  "payload bytes (16-byte header)");
   const uint8_t* p = block.payload;
-  ETHOSU_RT_CHECK_HEX(load_u32(p), ==, kIoMetaMagic, Error::kBadMagic,
-                      block_where(&w, kIoMeta, block.offset), "magic (\"IOMD\")");
-  ETHOSU_RT_CHECK(load_u16(p + 4), ==, kIoMetaVersion, Error::kUnsupported,
-                  block_where(&w, kIoMeta, block.offset), "version");
-  ETHOSU_RT_CHECK(load_u16(p + 6), ==, 0u, Error::kBadValue, block_where(&w, kIoMeta, block.offset),
-                  "flags");
+  ETHOSU_RT_CHECK_HEX(load_u32(p), ==, kIoMetaMagic, Error::kBadMagic, where, "magic (\"IOMD\")");
+  ETHOSU_RT_CHECK(load_u16(p + 4), ==, kIoMetaVersion, Error::kUnsupported, where, "version");
+  ETHOSU_RT_CHECK(load_u16(p + 6), ==, 0u, Error::kBadValue, where, "flags");
   const uint32_t num_inputs = load_u32(p + 8);
   const uint32_t num_outputs = load_u32(p + 12);
-  ETHOSU_RT_CHECK(static_cast<size_t>(num_inputs), ==, model->num_inputs, Error::kBadValue,
-                  block_where(&w, kIoMeta, block.offset), "num_inputs (the 'inputs' count)");
-  ETHOSU_RT_CHECK(static_cast<size_t>(num_outputs), ==, model->num_outputs, Error::kBadValue,
-                  block_where(&w, kIoMeta, block.offset), "num_outputs (the 'outputs' count)");
+  ETHOSU_RT_CHECK(static_cast<size_t>(num_inputs), ==, model->num_inputs, Error::kBadValue, where,
+                  "num_inputs (the 'inputs' count)");
+  ETHOSU_RT_CHECK(static_cast<size_t>(num_outputs), ==, model->num_outputs, Error::kBadValue, where,
+                  "num_outputs (the 'outputs' count)");
   const uint64_t need =
       kIoMetaHeaderBytes + (static_cast<uint64_t>(num_inputs) + num_outputs) * kIoMetaRecordBytes;
-  ETHOSU_RT_CHECK(static_cast<uint64_t>(block.size), ==, need, Error::kTruncated,
-                  block_where(&w, kIoMeta, block.offset),
+  ETHOSU_RT_CHECK(static_cast<uint64_t>(block.size), ==, need, Error::kTruncated, where,
                   "payload bytes (16 + 80 x (num_inputs + num_outputs))");
   model->meta_records = p + kIoMetaHeaderBytes;
   return Error::kOk;
 }
 
 Error decode_vela_io(const uint8_t* record, bool output, size_t index, TensorInfo* info) {
-  Where w;
+  const LazyWhere where = io_where(output, index, nullptr);
+  LazyWhere dim_at = io_where(output, index, "Vela shape", 0);
   size_t elements = 1;
   for (size_t d = 0; d < kMaxRank; ++d) {
     const int32_t dim = static_cast<int32_t>(load_u32(record + 4 * d));
-    ETHOSU_RT_CHECK(dim, >=, 1, Error::kBadValue, dim_where(&w, output, index, "Vela shape", d),
-                    "dimension");
+    dim_at.values[2] = d;
+    ETHOSU_RT_CHECK(dim, >=, 1, Error::kBadValue, dim_at, "dimension");
     info->npu_shape[d] = dim;
     ETHOSU_RT_CHECK_TRUE(checked_mul(elements, static_cast<size_t>(dim), &elements),
-                         Error::kOverflow, io_where(&w, output, index, "Vela shape"),
+                         Error::kOverflow, io_where(output, index, "Vela shape"),
                          "element count must fit in size_t");
   }
   const int32_t elem_size = static_cast<int32_t>(load_u32(record + 24));
   const int32_t offset = static_cast<int32_t>(load_u32(record + 28));
   const int32_t region = static_cast<int32_t>(load_u32(record + 32));
   ETHOSU_RT_CHECK_ONE_OF(elem_size == 1 || elem_size == 2 || elem_size == 4, elem_size,
-                         Error::kBadValue, io_where(&w, output, index, nullptr), "elem_size",
-                         "1, 2 or 4");
-  ETHOSU_RT_CHECK(offset, >=, 0, Error::kBadValue, io_where(&w, output, index, nullptr), "offset");
+                         Error::kBadValue, where, "elem_size", "1, 2 or 4");
+  ETHOSU_RT_CHECK(offset, >=, 0, Error::kBadValue, where, "offset");
   const int32_t io_region =
       output ? static_cast<int32_t>(kRegionOutputs) : static_cast<int32_t>(kRegionInputs);
   ETHOSU_RT_CHECK_ONE_OF(region == static_cast<int32_t>(kRegionScratch) || region == io_region,
-                         region, Error::kBadValue, io_where(&w, output, index, nullptr), "region",
-                         output ? "1 or 4" : "1 or 3");
+                         region, Error::kBadValue, where, "region", output ? "1 or 4" : "1 or 3");
   info->elem_size = static_cast<size_t>(elem_size);
   info->offset = static_cast<size_t>(offset);
   info->region = static_cast<uint32_t>(region);
   ETHOSU_RT_CHECK_TRUE(checked_mul(elements, info->elem_size, &info->io_bytes), Error::kOverflow,
-                       io_where(&w, output, index, nullptr), "IO bytes must fit in size_t");
-  ETHOSU_RT_CHECK(info->io_bytes, <=, SIZE_MAX - info->offset, Error::kOverflow,
-                  io_where(&w, output, index, nullptr), "IO bytes (offset + bytes fit in size_t)");
+                       where, "IO bytes must fit in size_t");
+  ETHOSU_RT_CHECK(info->io_bytes, <=, SIZE_MAX - info->offset, Error::kOverflow, where,
+                  "IO bytes (offset + bytes fit in size_t)");
   return Error::kOk;
 }
 
@@ -226,90 +216,77 @@ bool zero_point_fits(DType dtype, int32_t zp) {
 }
 
 Error decode_meta(const uint8_t* record, bool output, size_t index, TensorInfo* info) {
-  Where w;
+  const LazyWhere where = io_where(output, index, "io_meta");
   const char* name = reinterpret_cast<const char*>(record);
   size_t name_len = 0;
   while (name_len < kIoNameBytes && name[name_len] != '\0') {
     ++name_len;
   }
-  ETHOSU_RT_CHECK(name_len, <, kIoNameBytes, Error::kBadValue,
-                  io_where(&w, output, index, "io_meta"),
+  ETHOSU_RT_CHECK(name_len, <, kIoNameBytes, Error::kBadValue, where,
                   "name length (NUL-terminated in 32 bytes)");
   for (size_t i = 0; i < name_len; ++i) {
     // Names end up in log lines and file names: printable ASCII only.
     ETHOSU_RT_CHECK_ONE_OF(record[i] >= 0x20 && record[i] <= 0x7E, record[i], Error::kBadValue,
-                           io_where(&w, output, index, "io_meta"), "name byte",
-                           "printable ASCII (32..126)");
+                           where, "name byte", "printable ASCII (32..126)");
   }
   for (size_t i = name_len; i < kIoNameBytes; ++i) {
-    ETHOSU_RT_CHECK(record[i], ==, 0u, Error::kBadValue, io_where(&w, output, index, "io_meta"),
-                    "name padding byte");
+    ETHOSU_RT_CHECK(record[i], ==, 0u, Error::kBadValue, where, "name padding byte");
   }
   info->name = name;
   const uint32_t dtype = load_u32(record + 32);
   const uint32_t layout = load_u32(record + 36);
   const uint32_t rank = load_u32(record + 40);
-  ETHOSU_RT_CHECK(dtype - 1u, <=, 5u, Error::kBadValue, io_where(&w, output, index, "io_meta"),
-                  "dtype - 1 (dtype codes are 1..6)");
-  ETHOSU_RT_CHECK(layout, <=, 1u, Error::kBadValue, io_where(&w, output, index, "io_meta"),
-                  "layout");
-  ETHOSU_RT_CHECK(rank - 1u, <, kMaxRank, Error::kBadValue, io_where(&w, output, index, "io_meta"),
-                  "rank - 1 (rank is 1..6)");
+  ETHOSU_RT_CHECK(dtype - 1u, <=, 5u, Error::kBadValue, where, "dtype - 1 (dtype codes are 1..6)");
+  ETHOSU_RT_CHECK(layout, <=, 1u, Error::kBadValue, where, "layout");
+  ETHOSU_RT_CHECK(rank - 1u, <, kMaxRank, Error::kBadValue, where, "rank - 1 (rank is 1..6)");
   if (layout == static_cast<uint32_t>(Layout::kNhwcForNchw)) {
-    ETHOSU_RT_CHECK(rank, ==, 4u, Error::kBadValue, io_where(&w, output, index, "io_meta"),
-                    "rank of an NHWC-for-NCHW tensor");
+    ETHOSU_RT_CHECK(rank, ==, 4u, Error::kBadValue, where, "rank of an NHWC-for-NCHW tensor");
   }
   info->dtype = static_cast<DType>(dtype);
   info->layout = static_cast<Layout>(layout);
   info->rank = rank;
   size_t elements = 1;
+  LazyWhere dim_at = io_where(output, index, "shape", 0);
   for (size_t d = 0; d < kMaxRank; ++d) {
     const int32_t dim = static_cast<int32_t>(load_u32(record + 44 + 4 * d));
+    dim_at.values[2] = d;
     if (d < rank) {
-      ETHOSU_RT_CHECK(dim, >=, 1, Error::kBadValue, dim_where(&w, output, index, "shape", d),
-                      "dimension");
+      ETHOSU_RT_CHECK(dim, >=, 1, Error::kBadValue, dim_at, "dimension");
       ETHOSU_RT_CHECK_TRUE(checked_mul(elements, static_cast<size_t>(dim), &elements),
-                           Error::kOverflow, io_where(&w, output, index, "io_meta"),
-                           "element count must fit in size_t");
+                           Error::kOverflow, where, "element count must fit in size_t");
     } else {
-      ETHOSU_RT_CHECK(dim, ==, 0, Error::kBadValue, dim_where(&w, output, index, "shape", d),
-                      "dimension past the rank");
+      ETHOSU_RT_CHECK(dim, ==, 0, Error::kBadValue, dim_at, "dimension past the rank");
     }
     info->shape[d] = dim;
   }
   uint32_t scale_bits = load_u32(record + 68);
   memcpy(&info->scale, &scale_bits, sizeof(info->scale));
   // Exponent all ones: inf or NaN. Sign bit set: negative (or -0).
-  ETHOSU_RT_CHECK_HEX(scale_bits & 0x7F800000u, !=, 0x7F800000u, Error::kBadValue,
-                      io_where(&w, output, index, "io_meta"), "scale bits (finite)");
-  ETHOSU_RT_CHECK_HEX(scale_bits & 0x80000000u, ==, 0u, Error::kBadValue,
-                      io_where(&w, output, index, "io_meta"), "scale sign bit (scale >= 0)");
+  ETHOSU_RT_CHECK_HEX(scale_bits & 0x7F800000u, !=, 0x7F800000u, Error::kBadValue, where,
+                      "scale bits (finite)");
+  ETHOSU_RT_CHECK_HEX(scale_bits & 0x80000000u, ==, 0u, Error::kBadValue, where,
+                      "scale sign bit (scale >= 0)");
   info->zero_point = static_cast<int32_t>(load_u32(record + 72));
   ETHOSU_RT_CHECK_ONE_OF(zero_point_fits(info->dtype, info->zero_point), info->zero_point,
-                         Error::kBadValue, io_where(&w, output, index, "io_meta"), "zero point",
-                         "within the dtype's range");
-  ETHOSU_RT_CHECK(load_u32(record + 76), ==, 0u, Error::kBadValue,
-                  io_where(&w, output, index, "io_meta"), "reserved word");
+                         Error::kBadValue, where, "zero point", "within the dtype's range");
+  ETHOSU_RT_CHECK(load_u32(record + 76), ==, 0u, Error::kBadValue, where, "reserved word");
   info->element_count = elements;
   ETHOSU_RT_CHECK_TRUE(checked_mul(elements, dtype_size(info->dtype), &info->tensor_bytes),
-                       Error::kOverflow, io_where(&w, output, index, "io_meta"),
-                       "tensor bytes must fit in size_t");
+                       Error::kOverflow, where, "tensor bytes must fit in size_t");
   return Error::kOk;
 }
 
 Error decode_io(const Model& model, bool output, size_t index, TensorInfo* info) {
   const size_t count = output ? model.num_outputs : model.num_inputs;
-  Where w;
-  ETHOSU_RT_CHECK(index, <, count, Error::kBadArgument, io_where(&w, output, index, nullptr),
-                  "index (the IO count)");
+  const LazyWhere where = io_where(output, index, nullptr);
+  ETHOSU_RT_CHECK(index, <, count, Error::kBadArgument, where, "index (the IO count)");
   const uint8_t* records = output ? model.output_records : model.input_records;
   ETHOSU_RT_TRY(decode_vela_io(records + index * kVelaIoBytes, output, index, info));
   const size_t meta_index = output ? model.num_inputs + index : index;
   ETHOSU_RT_TRY(
       decode_meta(model.meta_records + meta_index * kIoMetaRecordBytes, output, index, info));
   if (info->region == kRegionScratch) {
-    ETHOSU_RT_CHECK(info->offset + info->io_bytes, <=, model.scratch_size, Error::kBadValue,
-                    io_where(&w, output, index, nullptr),
+    ETHOSU_RT_CHECK(info->offset + info->io_bytes, <=, model.scratch_size, Error::kBadValue, where,
                     "offset + IO bytes in region 1 (scratch_size)");
   }
   CopyPlan plan;
@@ -317,17 +294,6 @@ Error decode_io(const Model& model, bool output, size_t index, TensorInfo* info)
 }
 
 }  // namespace
-
-uint16_t load_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-
-uint32_t load_u32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-uint64_t load_u64(const uint8_t* p) {
-  return static_cast<uint64_t>(load_u32(p)) | (static_cast<uint64_t>(load_u32(p + 4)) << 32);
-}
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -377,19 +343,13 @@ Error parse_artifact(const void* data, size_t size, Model* model) {
   ETHOSU_RT_TRY(expect_size(blocks[kBinStream], kBinStream, 0));
   ETHOSU_RT_TRY(expect_size(blocks[kEndStream], kEndStream, 0));
   m.cmd_data = ByteSpan{blocks[kCmdData].payload, blocks[kCmdData].size};
-  {
-    Where w;
-    ETHOSU_RT_CHECK(m.cmd_data.size, >=, size_t{4}, Error::kTruncated,
-                    block_where(&w, kCmdData, blocks[kCmdData].offset), "payload bytes");
-  }
+  ETHOSU_RT_CHECK(m.cmd_data.size, >=, size_t{4}, Error::kTruncated,
+                  block_where(kCmdData, blocks[kCmdData].offset), "payload bytes");
   ETHOSU_RT_TRY(cop_validate(m.cmd_data.data, m.cmd_data.size));
   m.weights = ByteSpan{blocks[kWeightData].payload, blocks[kWeightData].size};
-  {
-    Where w;
-    ETHOSU_RT_CHECK(m.weights.size, >=, size_t{1}, Error::kTruncated,
-                    block_where(&w, kWeightData, blocks[kWeightData].offset),
-                    "payload bytes (Vela always writes at least 1)");
-  }
+  ETHOSU_RT_CHECK(m.weights.size, >=, size_t{1}, Error::kTruncated,
+                  block_where(kWeightData, blocks[kWeightData].offset),
+                  "payload bytes (Vela always writes at least 1)");
   ETHOSU_RT_TRY(expect_size(blocks[kScratchSize], kScratchSize, 4));
   m.scratch_size = load_u32(blocks[kScratchSize].payload);
   ETHOSU_RT_TRY(expect_size(blocks[kScratchFast], kScratchFast, 4));

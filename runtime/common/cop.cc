@@ -18,10 +18,12 @@ struct Where {
   char text[64];
 };
 
-const char* at(Where* w, const char* what, size_t offset) {
-  TextBuffer(w->text, sizeof(w->text)).add(what).add(" at byte ").add_u64(offset);
-  return w->text;
+// "<what> at byte <offset>", composed only when a check fails (LazyWhere).
+void format_at(TextBuffer& t, const LazyWhere& w) {
+  t.add(static_cast<const char*>(w.context)).add(" at byte ").add_u64(w.values[0]);
 }
+
+LazyWhere at(const char* what, size_t offset) { return {format_at, what, {offset, 0, 0}}; }
 
 const char* config_where(Where* w, const char* format, const CommandStream& first,
                          uint32_t npu_config) {
@@ -61,7 +63,6 @@ struct Walk {
 };
 
 Error walk_cop1(const uint8_t* p, size_t size, Walk* walk) {
-  Where w;
   ETHOSU_RT_CHECK(size % 4, ==, size_t{0}, Error::kBadValue, "COP1", "payload bytes % 4");
   CommandStream s = {};
   s.format = CopFormat::kCop1;
@@ -72,7 +73,7 @@ Error walk_cop1(const uint8_t* p, size_t size, Walk* walk) {
     switch (command) {
       case kActionOptimizerConfig:
         ETHOSU_RT_CHECK(size - pos, >=, size_t{12}, Error::kTruncated,
-                        at(&w, "COP1 OPTIMIZER_CONFIG", pos), "bytes left (3 words)");
+                        at("COP1 OPTIMIZER_CONFIG", pos), "bytes left (3 words)");
         s.has_config = true;
         s.config = load_u32(p + pos + 4);
         s.id = load_u32(p + pos + 8);
@@ -82,10 +83,10 @@ Error walk_cop1(const uint8_t* p, size_t size, Walk* walk) {
         // The length in words is 24 bits: the "reserved" byte (bits 8..15) holds the top
         // 8 bits, the data field (bits 16..31) the low 16.
         const size_t words = (((header >> 8) & 0xFFu) << 16) | (header >> 16);
-        ETHOSU_RT_CHECK(words, >=, size_t{1}, Error::kBadValue, at(&w, "COP1 COMMAND_STREAM", pos),
+        ETHOSU_RT_CHECK(words, >=, size_t{1}, Error::kBadValue, at("COP1 COMMAND_STREAM", pos),
                         "length in words");
         ETHOSU_RT_CHECK(words, <=, (size - pos - 4) / 4, Error::kTruncated,
-                        at(&w, "COP1 COMMAND_STREAM", pos), "length in words (words left)");
+                        at("COP1 COMMAND_STREAM", pos), "length in words (words left)");
         s.words = p + pos + 4;
         s.size = words * 4;
         s.offset = pos + 4;
@@ -97,7 +98,7 @@ Error walk_cop1(const uint8_t* p, size_t size, Walk* walk) {
         pos += 4;
         break;
       default:
-        ETHOSU_RT_CHECK_ONE_OF(false, command, Error::kBadValue, at(&w, "COP1 action", pos),
+        ETHOSU_RT_CHECK_ONE_OF(false, command, Error::kBadValue, at("COP1 action", pos),
                                "driver action command",
                                "1 (OPTIMIZER_CONFIG), 2 (COMMAND_STREAM) or 5 (NOP)");
     }
@@ -106,36 +107,33 @@ Error walk_cop1(const uint8_t* p, size_t size, Walk* walk) {
 }
 
 Error read_cop2_stream(const uint8_t* p, size_t pos, size_t length, CommandStream* s) {
-  Where w;
+  const LazyWhere stream = at("COP2 COMMAND_STREAM", pos);
+  const LazyWhere metadata = at("COP2 metadata", pos + 12);
   const uint8_t* entry = p + pos + 8;
-  ETHOSU_RT_CHECK(length, >=, size_t{4}, Error::kTruncated, at(&w, "COP2 COMMAND_STREAM", pos),
+  ETHOSU_RT_CHECK(length, >=, size_t{4}, Error::kTruncated, stream,
                   "entry length (room for metadata_length)");
   const uint32_t meta_len = load_u32(entry);
-  ETHOSU_RT_CHECK(meta_len, <=, length - 4, Error::kTruncated, at(&w, "COP2 COMMAND_STREAM", pos),
+  ETHOSU_RT_CHECK(meta_len, <=, length - 4, Error::kTruncated, stream,
                   "metadata_length (entry length - 4)");
-  ETHOSU_RT_CHECK(meta_len, >=, kVeumHeaderBytes + kVeumDataBytes, Error::kTruncated,
-                  at(&w, "COP2 COMMAND_STREAM", pos), "metadata_length");
+  ETHOSU_RT_CHECK(meta_len, >=, kVeumHeaderBytes + kVeumDataBytes, Error::kTruncated, stream,
+                  "metadata_length");
   const uint8_t* meta = entry + 4;
-  ETHOSU_RT_CHECK_HEX(load_u32(meta), ==, kVeumMagic, Error::kBadMagic,
-                      at(&w, "COP2 metadata", pos + 12), "FourCC (\"VEUM\")");
-  ETHOSU_RT_CHECK(load_u16(meta + 4), ==, 1u, Error::kUnsupported,
-                  at(&w, "COP2 metadata", pos + 12), "major version");
+  ETHOSU_RT_CHECK_HEX(load_u32(meta), ==, kVeumMagic, Error::kBadMagic, metadata,
+                      "FourCC (\"VEUM\")");
+  ETHOSU_RT_CHECK(load_u16(meta + 4), ==, 1u, Error::kUnsupported, metadata, "major version");
   const uint32_t data_len = load_u32(meta + 8);
-  ETHOSU_RT_CHECK(data_len, >=, kVeumDataBytes, Error::kTruncated,
-                  at(&w, "COP2 metadata", pos + 12), "data length");
-  ETHOSU_RT_CHECK(data_len, <=, meta_len - kVeumHeaderBytes, Error::kTruncated,
-                  at(&w, "COP2 metadata", pos + 12), "data length (metadata_length - 12)");
+  ETHOSU_RT_CHECK(data_len, >=, kVeumDataBytes, Error::kTruncated, metadata, "data length");
+  ETHOSU_RT_CHECK(data_len, <=, meta_len - kVeumHeaderBytes, Error::kTruncated, metadata,
+                  "data length (metadata_length - 12)");
   s->has_config = true;
   s->config = load_u32(meta + 12);
   s->id = load_u32(meta + 16);
   s->cache_size = load_u64(meta + 24);
   const size_t cmd_bytes = length - 4 - meta_len;
-  ETHOSU_RT_CHECK(cmd_bytes, >=, size_t{4}, Error::kTruncated, at(&w, "COP2 COMMAND_STREAM", pos),
+  ETHOSU_RT_CHECK(cmd_bytes, >=, size_t{4}, Error::kTruncated, stream, "command bytes");
+  ETHOSU_RT_CHECK(cmd_bytes % 4, ==, size_t{0}, Error::kBadValue, stream, "command bytes % 4");
+  ETHOSU_RT_CHECK(cmd_bytes, <=, kMaxCommandStreamBytes, Error::kUnsupported, stream,
                   "command bytes");
-  ETHOSU_RT_CHECK(cmd_bytes % 4, ==, size_t{0}, Error::kBadValue,
-                  at(&w, "COP2 COMMAND_STREAM", pos), "command bytes % 4");
-  ETHOSU_RT_CHECK(cmd_bytes, <=, kMaxCommandStreamBytes, Error::kUnsupported,
-                  at(&w, "COP2 COMMAND_STREAM", pos), "command bytes");
   s->offset = pos + 8 + 4 + meta_len;
   s->words = p + s->offset;
   s->size = cmd_bytes;
@@ -143,7 +141,7 @@ Error read_cop2_stream(const uint8_t* p, size_t pos, size_t length, CommandStrea
 }
 
 Error walk_cop2(const uint8_t* p, size_t size, Walk* walk) {
-  Where w;
+  LazyWhere entry = at("COP2 entry", 0);
   ETHOSU_RT_CHECK(size, >=, kCop2HeaderBytes, Error::kTruncated, "COP2", "payload bytes (header)");
   ETHOSU_RT_CHECK(load_u16(p + 4), ==, 1u, Error::kUnsupported, "COP2", "major version");
   const uint64_t length = load_u64(p + 8);
@@ -152,13 +150,14 @@ Error walk_cop2(const uint8_t* p, size_t size, Walk* walk) {
   const size_t end = kCop2HeaderBytes + static_cast<size_t>(length);
   size_t pos = kCop2HeaderBytes;
   while (pos < end) {
-    ETHOSU_RT_CHECK(end - pos, >=, size_t{8}, Error::kTruncated, at(&w, "COP2 entry", pos),
+    entry.values[0] = pos;
+    ETHOSU_RT_CHECK(end - pos, >=, size_t{8}, Error::kTruncated, entry,
                     "bytes left (entry header)");
     const uint32_t type = load_u32(p + pos);
     const uint32_t entry_len = load_u32(p + pos + 4);
-    ETHOSU_RT_CHECK(entry_len, <=, end - pos - 8, Error::kTruncated, at(&w, "COP2 entry", pos),
+    ETHOSU_RT_CHECK(entry_len, <=, end - pos - 8, Error::kTruncated, entry,
                     "entry length (bytes left)");
-    ETHOSU_RT_CHECK(type, !=, 0u, Error::kBadValue, at(&w, "COP2 entry", pos), "type");
+    ETHOSU_RT_CHECK(type, !=, 0u, Error::kBadValue, entry, "type");
     if (type == kEntryCommandStream) {
       CommandStream s = {};
       s.format = CopFormat::kCop2;
@@ -170,6 +169,18 @@ Error walk_cop2(const uint8_t* p, size_t size, Walk* walk) {
   }
   return Error::kOk;
 }
+
+// Finds the format of `payload` and walks it, collecting the streams that satisfy `match`.
+Error walk_payload(const uint8_t* payload, size_t size, const CopMatch* match, Walk* walk,
+                   CopFormat* format) {
+  ETHOSU_RT_TRY(cop_format(payload, size, format));
+  *walk = Walk{};
+  walk->match = match;
+  return *format == CopFormat::kCop1 ? walk_cop1(payload, size, walk)
+                                     : walk_cop2(payload, size, walk);
+}
+
+const char* format_name(CopFormat format) { return format == CopFormat::kCop1 ? "COP1" : "COP2"; }
 
 }  // namespace
 
@@ -195,12 +206,9 @@ Error cop_format(const uint8_t* payload, size_t size, CopFormat* format) {
 Error cop_command_stream(const uint8_t* payload, size_t size, const CopMatch* match,
                          CommandStream* out) {
   CopFormat format = CopFormat::kCop1;
-  ETHOSU_RT_TRY(cop_format(payload, size, &format));
-  Walk walk = {};
-  walk.match = match;
-  ETHOSU_RT_TRY(format == CopFormat::kCop1 ? walk_cop1(payload, size, &walk)
-                                           : walk_cop2(payload, size, &walk));
-  const char* where = format == CopFormat::kCop1 ? "COP1" : "COP2";
+  Walk walk;
+  ETHOSU_RT_TRY(walk_payload(payload, size, match, &walk, &format));
+  const char* where = format_name(format);
   ETHOSU_RT_CHECK(walk.streams, >=, size_t{1}, Error::kBadValue, where, "COMMAND_STREAM count");
   if (match == nullptr) {
     ETHOSU_RT_CHECK(walk.streams, ==, size_t{1}, Error::kUnsupported, where,
@@ -219,23 +227,19 @@ Error cop_command_stream(const uint8_t* payload, size_t size, const CopMatch* ma
 
 Error cop_validate(const uint8_t* payload, size_t size) {
   CopFormat format = CopFormat::kCop1;
-  ETHOSU_RT_TRY(cop_format(payload, size, &format));
-  Walk walk = {};
-  ETHOSU_RT_TRY(format == CopFormat::kCop1 ? walk_cop1(payload, size, &walk)
-                                           : walk_cop2(payload, size, &walk));
-  ETHOSU_RT_CHECK(walk.streams, >=, size_t{1}, Error::kBadValue,
-                  format == CopFormat::kCop1 ? "COP1" : "COP2", "COMMAND_STREAM count");
+  Walk walk;
+  ETHOSU_RT_TRY(walk_payload(payload, size, nullptr, &walk, &format));
+  ETHOSU_RT_CHECK(walk.streams, >=, size_t{1}, Error::kBadValue, format_name(format),
+                  "COMMAND_STREAM count");
   return Error::kOk;
 }
 
 Error cop_optimizer_config(const uint8_t* payload, size_t size, uint32_t* config, uint32_t* id) {
   CopFormat format = CopFormat::kCop1;
-  ETHOSU_RT_TRY(cop_format(payload, size, &format));
-  Walk walk = {};
-  ETHOSU_RT_TRY(format == CopFormat::kCop1 ? walk_cop1(payload, size, &walk)
-                                           : walk_cop2(payload, size, &walk));
+  Walk walk;
+  ETHOSU_RT_TRY(walk_payload(payload, size, nullptr, &walk, &format));
   ETHOSU_RT_CHECK_TRUE(walk.streams > 0 && walk.first.has_config, Error::kBadValue,
-                       format == CopFormat::kCop1 ? "COP1" : "COP2",
+                       format_name(format),
                        "an OPTIMIZER_CONFIG must come before the command stream");
   *config = walk.first.config;
   *id = walk.first.id;

@@ -31,14 +31,24 @@ constexpr uint32_t kPoolNoIfm = 4;        // pooling mode that reads no IFM
 constexpr uint32_t kOfmPrecisionNoScale = 0x100;
 constexpr uint32_t kDmaExternal = 0x100;  // DMA region flag: not a base-pointer region
 
+// The operands whose region a command stream selects; OFM and DMA destination are written.
+enum Operand : uint8_t { kIfm, kIfm2, kOfm, kWeight, kScale, kDmaSrc, kDmaDst, kNumOperands };
+
+constexpr unsigned bit(Operand operand) { return 1u << operand; }
+
+// SET_<operand>_REGION commands checked against the region count, with their field mask.
+struct RegionCommand {
+  uint16_t op;
+  uint8_t operand;
+  uint8_t mask;
+};
+constexpr RegionCommand kRegionCommands[] = {
+    {kSetIfmRegion, kIfm, 0x7F},      {kSetOfmRegion, kOfm, 0x7},     {kSetIfm2Region, kIfm2, 0x7},
+    {kSetWeightRegion, kWeight, 0x7}, {kSetScaleRegion, kScale, 0x7},
+};
+
 struct State {
-  int ifm = kUnset;
-  int ifm2 = kUnset;
-  int ofm = kUnset;
-  int weight = kUnset;
-  int scale = kUnset;
-  int dma_src = kUnset;
-  int dma_dst = kUnset;
+  int region[kNumOperands] = {kUnset, kUnset, kUnset, kUnset, kUnset, kUnset, kUnset};
   // Reset values are all ones, as the hardware's: broadcast "all" (not scalar) and an
   // OFM precision with the no-scale bit set.
   uint32_t ifm_broadcast = 0xFFFF;
@@ -55,58 +65,68 @@ const char* word_where(Where* w, size_t word) {
   return w->text;
 }
 
-Error mark(int region, bool written, size_t word, RegionUse* use) {
-  Where w;
-  ETHOSU_RT_CHECK_TRUE(region != kUnset, Error::kBadValue, word_where(&w, word),
-                       "the operation uses an operand whose region was never set");
-  use->used = static_cast<uint8_t>(use->used | (1u << region));
-  if (written) {
-    use->written = static_cast<uint8_t>(use->written | (1u << region));
+// The operands an NPU operation reads; every operation also writes the OFM.
+unsigned operation_reads(const State& st, uint32_t op, uint32_t param) {
+  const unsigned scale = (st.ofm_precision & kOfmPrecisionNoScale) == 0 ? bit(kScale) : 0;
+  if (op == kOpConv || op == kOpDepthwise) {
+    return bit(kIfm) | bit((param & 1u) != 0 ? kIfm2 : kWeight) | scale;
+  }
+  if (op == kOpPool) {
+    return (param != kPoolNoIfm ? bit(kIfm) : 0) | scale;
+  }
+  // kOpElementwise. Unary operations (param 5, 6, 7 and 0x24) and a scalar IFM2 read no IFM2.
+  const bool unary = param == 5 || param == 6 || param == 7 || param == 0x24;
+  return (st.ifm_broadcast != kBroadcastScalar ? bit(kIfm) : 0) |
+         (!unary && st.ifm2_broadcast != kBroadcastScalar ? bit(kIfm2) : 0);
+}
+
+// Records the regions of the operands in `operands` as used (and written).
+Error mark(const State& st, unsigned operands, size_t word, RegionUse* use) {
+  for (unsigned o = 0; o < kNumOperands; ++o) {
+    if ((operands & (1u << o)) == 0) {
+      continue;
+    }
+    const int region = st.region[o];
+    Where w;
+    ETHOSU_RT_CHECK_TRUE(region != kUnset, Error::kBadValue, word_where(&w, word),
+                         "the operation uses an operand whose region was never set");
+    use->used = static_cast<uint8_t>(use->used | (1u << region));
+    if (o == kOfm || o == kDmaDst) {
+      use->written = static_cast<uint8_t>(use->written | (1u << region));
+    }
   }
   return Error::kOk;
 }
 
-Error set_region(uint32_t param, size_t word, int* region) {
-  Where w;
-  ETHOSU_RT_CHECK(param, <, kNumRegions, Error::kBadValue, word_where(&w, word), "region");
-  *region = static_cast<int>(param);
-  return Error::kOk;
-}
-
-Error operation(const State& st, uint32_t op, uint32_t param, size_t word, RegionUse* use) {
-  const bool scale = (st.ofm_precision & kOfmPrecisionNoScale) == 0;
+// Applies a command that changes no region use; fails for an out-of-range region.
+Error set_state(State* st, uint32_t op, uint32_t param, size_t word) {
   switch (op) {
-    case kOpConv:
-    case kOpDepthwise: {
-      const bool weights_from_ifm2 = (param & 1u) != 0;
-      ETHOSU_RT_TRY(mark(st.ifm, false, word, use));
-      ETHOSU_RT_TRY(mark(weights_from_ifm2 ? st.ifm2 : st.weight, false, word, use));
-      if (scale) {
-        ETHOSU_RT_TRY(mark(st.scale, false, word, use));
+    case kSetDmaSrcRegion:
+    case kSetDmaDstRegion:
+      st->region[op == kSetDmaSrcRegion ? kDmaSrc : kDmaDst] =
+          (param & kDmaExternal) != 0 ? kUnset : static_cast<int>(param & 0x7u);
+      break;
+    case kSetIfmBroadcast:
+      st->ifm_broadcast = param;
+      break;
+    case kSetIfm2Broadcast:
+      st->ifm2_broadcast = param;
+      break;
+    case kSetOfmPrecision:
+      st->ofm_precision = param;
+      break;
+    default:
+      for (const RegionCommand& command : kRegionCommands) {
+        if (command.op == op) {
+          Where w;
+          ETHOSU_RT_CHECK(param & command.mask, <, kNumRegions, Error::kBadValue,
+                          word_where(&w, word), "region");
+          st->region[command.operand] = static_cast<int>(param & command.mask);
+        }
       }
       break;
-    }
-    case kOpPool:
-      if (param != kPoolNoIfm) {
-        ETHOSU_RT_TRY(mark(st.ifm, false, word, use));
-      }
-      if (scale) {
-        ETHOSU_RT_TRY(mark(st.scale, false, word, use));
-      }
-      break;
-    default: {  // kOpElementwise
-      // Unary operations (param 5, 6, 7 and 0x24) and a scalar IFM2 read no IFM2.
-      const bool unary = param == 5 || param == 6 || param == 7 || param == 0x24;
-      if (st.ifm_broadcast != kBroadcastScalar) {
-        ETHOSU_RT_TRY(mark(st.ifm, false, word, use));
-      }
-      if (!unary && st.ifm2_broadcast != kBroadcastScalar) {
-        ETHOSU_RT_TRY(mark(st.ifm2, false, word, use));
-      }
-      break;
-    }
   }
-  return mark(st.ofm, true, word, use);
+  return Error::kOk;
 }
 
 }  // namespace
@@ -130,53 +150,14 @@ Error scan_region_use(const uint8_t* words, size_t size, RegionUse* use) {
       ++i;  // none of the long commands changes which regions are used
       continue;
     }
-    switch (op) {
-      case kOpConv:
-      case kOpDepthwise:
-      case kOpPool:
-      case kOpElementwise:
-        ETHOSU_RT_TRY(operation(st, op, param, word, use));
-        break;
-      case kOpDmaStart:
-        if (st.dma_src != kUnset) {
-          ETHOSU_RT_TRY(mark(st.dma_src, false, word, use));
-        }
-        if (st.dma_dst != kUnset) {
-          ETHOSU_RT_TRY(mark(st.dma_dst, true, word, use));
-        }
-        break;
-      case kSetIfmRegion:
-        ETHOSU_RT_TRY(set_region(param & 0x7Fu, word, &st.ifm));
-        break;
-      case kSetOfmRegion:
-        ETHOSU_RT_TRY(set_region(param & 0x7u, word, &st.ofm));
-        break;
-      case kSetIfm2Region:
-        ETHOSU_RT_TRY(set_region(param & 0x7u, word, &st.ifm2));
-        break;
-      case kSetWeightRegion:
-        ETHOSU_RT_TRY(set_region(param & 0x7u, word, &st.weight));
-        break;
-      case kSetScaleRegion:
-        ETHOSU_RT_TRY(set_region(param & 0x7u, word, &st.scale));
-        break;
-      case kSetDmaSrcRegion:
-        st.dma_src = (param & kDmaExternal) != 0 ? kUnset : static_cast<int>(param & 0x7u);
-        break;
-      case kSetDmaDstRegion:
-        st.dma_dst = (param & kDmaExternal) != 0 ? kUnset : static_cast<int>(param & 0x7u);
-        break;
-      case kSetIfmBroadcast:
-        st.ifm_broadcast = param;
-        break;
-      case kSetIfm2Broadcast:
-        st.ifm2_broadcast = param;
-        break;
-      case kSetOfmPrecision:
-        st.ofm_precision = param;
-        break;
-      default:
-        break;
+    if (op == kOpConv || op == kOpDepthwise || op == kOpPool || op == kOpElementwise) {
+      ETHOSU_RT_TRY(mark(st, operation_reads(st, op, param) | bit(kOfm), word, use));
+    } else if (op == kOpDmaStart) {
+      const unsigned dma = (st.region[kDmaSrc] != kUnset ? bit(kDmaSrc) : 0) |
+                           (st.region[kDmaDst] != kUnset ? bit(kDmaDst) : 0);
+      ETHOSU_RT_TRY(mark(st, dma, word, use));
+    } else {
+      ETHOSU_RT_TRY(set_state(&st, op, param, word));
     }
   }
   return Error::kOk;

@@ -32,67 +32,39 @@ bool quantized_range(DType dtype, Range* range) {
   }
 }
 
-// Round half to even without libm, matching torch's nearbyint in the default mode.
+// Round half to even without libm, matching torch's nearbyint in the default mode: below
+// 2^52, adding and subtracting 2^52 leaves the nearest integer (ties to even), and it
+// needs no 64-bit integer conversion routine.
 double round_half_even(double v) {
-  if (!(v > -4503599627370496.0 && v < 4503599627370496.0)) {
+  constexpr double kTwo52 = 4503599627370496.0;
+  if (!(v > -kTwo52 && v < kTwo52)) {
     return v;  // |v| >= 2^52 is already integral (or inf)
   }
-  const double t = static_cast<double>(static_cast<int64_t>(v));  // toward zero
-  const double frac = v - t;
-  if (frac > 0.5 || (frac == 0.5 && static_cast<int64_t>(t) % 2 != 0)) {
-    return t + 1.0;
-  }
-  if (frac < -0.5 || (frac == -0.5 && static_cast<int64_t>(t) % 2 != 0)) {
-    return t - 1.0;
-  }
-  return t;
+  // Not folded away: without -ffast-math the compiler keeps both roundings.
+  return v < 0 ? (v - kTwo52) + kTwo52 : (v + kTwo52) - kTwo52;
 }
 
-void store(DType dtype, void* out, size_t index, int64_t q) {
-  switch (dtype) {
-    case DType::kInt8: {
-      const int8_t v = static_cast<int8_t>(q);
-      memcpy(static_cast<uint8_t*>(out) + index, &v, 1);
-      break;
-    }
-    case DType::kUint8: {
-      const uint8_t v = static_cast<uint8_t>(q);
-      memcpy(static_cast<uint8_t*>(out) + index, &v, 1);
-      break;
-    }
-    case DType::kInt16: {
-      const int16_t v = static_cast<int16_t>(q);
-      memcpy(static_cast<uint8_t*>(out) + 2 * index, &v, 2);
-      break;
-    }
-    default: {
-      const int32_t v = static_cast<int32_t>(q);
-      memcpy(static_cast<uint8_t*>(out) + 4 * index, &v, 4);
-      break;
-    }
+// Element `index` of a tensor of `dtype` (int8, uint8, int16 or int32 by now).
+void store(DType dtype, void* out, size_t index, int32_t q) {
+  const size_t size = dtype_size(dtype);
+  uint8_t* p = static_cast<uint8_t*>(out) + index * size;
+  // Little-endian: the low `size` bytes of q are the narrowed value.
+  for (size_t i = 0; i < size; ++i) {
+    p[i] = static_cast<uint8_t>(static_cast<uint32_t>(q) >> (8 * i));
   }
 }
 
-int64_t load(DType dtype, const void* in, size_t index) {
+int32_t load(DType dtype, const void* in, size_t index) {
   const uint8_t* p = static_cast<const uint8_t*>(in);
   switch (dtype) {
-    case DType::kInt8: {
-      int8_t v;
-      memcpy(&v, p + index, 1);
-      return v;
-    }
+    case DType::kInt8:
+      return static_cast<int8_t>(p[index]);
     case DType::kUint8:
       return p[index];
-    case DType::kInt16: {
-      int16_t v;
-      memcpy(&v, p + 2 * index, 2);
-      return v;
-    }
-    default: {
-      int32_t v;
-      memcpy(&v, p + 4 * index, 4);
-      return v;
-    }
+    case DType::kInt16:
+      return static_cast<int16_t>(load_u16(p + 2 * index));
+    default:
+      return static_cast<int32_t>(load_u32(p + 4 * index));
   }
 }
 
@@ -121,7 +93,7 @@ Error quantize(const TensorInfo& info, const float* in, size_t count, void* out,
     const double x = in[i];
     double q = x == x ? round_half_even(x / scale) + info.zero_point : info.zero_point;
     q = q < range.lo ? range.lo : (q > range.hi ? range.hi : q);
-    store(info.dtype, out, i, static_cast<int64_t>(q));
+    store(info.dtype, out, i, static_cast<int32_t>(q));
   }
   return Error::kOk;
 }
@@ -136,8 +108,9 @@ Error dequantize(const TensorInfo& info, const void* in, size_t in_len, float* o
   ETHOSU_RT_CHECK_TRUE(in != nullptr && out != nullptr, Error::kBadArgument, info.name,
                        "buffers must not be null");
   for (size_t i = 0; i < count; ++i) {
-    const int64_t q = load(info.dtype, in, i) - info.zero_point;
-    out[i] = static_cast<float>(static_cast<double>(q) * info.scale);
+    // In double, so q - zero_point cannot overflow (both may be any int32).
+    const double q = static_cast<double>(load(info.dtype, in, i)) - info.zero_point;
+    out[i] = static_cast<float>(q * info.scale);
   }
   return Error::kOk;
 }

@@ -13,35 +13,29 @@ const CacheOps* g_cache_ops = nullptr;
 
 constexpr uintptr_t kNpuAlignment = 16;
 
-struct Where {
-  char text[40];
-};
-
-const char* region_where(Where* w, uint32_t region) {
-  TextBuffer(w->text, sizeof(w->text)).add("region ").add_u64(region).add(" buffer");
-  return w->text;
+// "region <n> buffer", composed only when a check fails (LazyWhere).
+void format_region(TextBuffer& t, const LazyWhere& w) {
+  t.add("region ").add_u64(w.values[0]).add(" buffer");
 }
 
 // One region the application provides: big enough for what the model needs and aligned
 // for the NPU (and for whole cache lines when the hooks maintain the cache).
 Error take_region(uint32_t region, uint8_t* data, size_t size, size_t need, Region* out) {
-  Where w;
+  const LazyWhere where = {format_region, nullptr, {region, 0, 0}};
   if (need == 0) {
     *out = Region{nullptr, 0};  // unused: base pointer 0, never a dangling buffer
     return Error::kOk;
   }
-  ETHOSU_RT_CHECK_TRUE(data != nullptr, Error::kBadArgument, region_where(&w, region),
+  ETHOSU_RT_CHECK_TRUE(data != nullptr, Error::kBadArgument, where,
                        "must be provided: the model uses the region");
-  ETHOSU_RT_CHECK(size, >=, need, Error::kBufferTooSmall, region_where(&w, region),
-                  "bytes (the model's region size)");
+  ETHOSU_RT_CHECK(size, >=, need, Error::kBufferTooSmall, where, "bytes (the model's region size)");
   const uintptr_t alignment = g_cache_ops != nullptr ? kCacheLineBytes : kNpuAlignment;
   ETHOSU_RT_CHECK_HEX(reinterpret_cast<uintptr_t>(data) % alignment, ==, uintptr_t{0},
-                      Error::kMisaligned, region_where(&w, region),
-                      "address modulo the NPU/cache-line alignment");
+                      Error::kMisaligned, where, "address modulo the NPU/cache-line alignment");
   if (g_cache_ops != nullptr) {
     // Invalidation works on whole lines; the buffer must own the last line it touches.
     const size_t lines = (need + kCacheLineBytes - 1) / kCacheLineBytes * kCacheLineBytes;
-    ETHOSU_RT_CHECK(size, >=, lines, Error::kBufferTooSmall, region_where(&w, region),
+    ETHOSU_RT_CHECK(size, >=, lines, Error::kBufferTooSmall, where,
                     "bytes (whole cache lines with D-cache maintenance)");
   }
   *out = Region{data, size};
@@ -93,21 +87,25 @@ Error CortexMNpu::prepare(const Model& model, const CortexMMemory& memory) {
   ETHOSU_RT_CHECK_HEX(reinterpret_cast<uintptr_t>(model.weights.data) % kNpuAlignment, ==,
                       uintptr_t{0}, Error::kMisaligned, "weight_data", "payload address % 16");
 
+  size_t need[kNumRegions];
+  for (uint32_t r = 0; r < kNumRegions; ++r) {
+    need[r] = r == kRegionWeights ? model.weights.size : region_bytes(model, r);
+  }
   Regions regions = {};
   // Region 0 is only read by the NPU; the runtime never writes through this pointer.
   regions.region[kRegionWeights] =
       Region{const_cast<uint8_t*>(model.weights.data), model.weights.size};
-  ETHOSU_RT_TRY(take_region(kRegionScratch, memory.scratch, memory.scratch_size,
-                            region_bytes(model, kRegionScratch), &regions.region[1]));
-  ETHOSU_RT_TRY(take_region(kRegionFastScratch, memory.fast_scratch, memory.fast_scratch_size,
-                            model.scratch_fast_size, &regions.region[2]));
-  ETHOSU_RT_TRY(take_region(kRegionInputs, memory.input_region, memory.input_region_size,
-                            region_bytes(model, kRegionInputs), &regions.region[3]));
-  ETHOSU_RT_TRY(take_region(kRegionOutputs, memory.output_region, memory.output_region_size,
-                            region_bytes(model, kRegionOutputs), &regions.region[4]));
-
+  // The application's buffers for regions 1 (scratch) to 4 (outputs).
+  const Region given[] = {{memory.scratch, memory.scratch_size},
+                          {memory.fast_scratch, memory.fast_scratch_size},
+                          {memory.input_region, memory.input_region_size},
+                          {memory.output_region, memory.output_region_size}};
+  for (uint32_t r = kRegionScratch; r <= kRegionOutputs; ++r) {
+    const Region& buffer = given[r - kRegionScratch];
+    ETHOSU_RT_TRY(take_region(r, buffer.data, buffer.size, need[r], &regions.region[r]));
+  }
   for (uint32_t r = 0; r < kNumRegions; ++r) {
-    region_sizes_[r] = r == kRegionWeights ? model.weights.size : region_bytes(model, r);
+    region_sizes_[r] = need[r];
   }
   // Vela's convention: regions 0..2 always; 3 and 4 only for separate IO regions.
   const bool separate_io = region_sizes_[kRegionInputs] != 0 || region_sizes_[kRegionOutputs] != 0;

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ethosu_rt/error.h"
 
@@ -103,10 +104,32 @@ Error get_output(const Model& model, size_t index, TensorInfo* info);
 // placed there, and for region 1 at least scratch_size. 0 when the region is unused.
 size_t region_bytes(const Model& model, uint32_t region);
 
-// Little-endian loads that work at any alignment.
-uint16_t load_u16(const uint8_t* p);
-uint32_t load_u32(const uint8_t* p);
-uint64_t load_u64(const uint8_t* p);
+// Little-endian loads that work at any alignment. Inline: on a little-endian core that
+// allows unaligned access each is one load instruction.
+inline uint32_t load_u32(const uint8_t* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint32_t value;
+  memcpy(&value, p, sizeof(value));
+  return value;
+#else
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+#endif
+}
+
+inline uint16_t load_u16(const uint8_t* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint16_t value;
+  memcpy(&value, p, sizeof(value));
+  return value;
+#else
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+#endif
+}
+
+inline uint64_t load_u64(const uint8_t* p) {
+  return static_cast<uint64_t>(load_u32(p)) | (static_cast<uint64_t>(load_u32(p + 4)) << 32);
+}
 
 }  // namespace ethosu_rt
 

@@ -35,6 +35,30 @@ Error texts() {
                       "'cmd_dat'");
 }
 
+// 64-bit values take the wide failure path on every target.
+Error wide(uint64_t got) {
+  ETHOSU_RT_CHECK(got, <=, uint64_t{1} << 40, Error::kOverflow, "wide", "bytes");
+  return Error::kOk;
+}
+
+Error wide_signed(int64_t got) {
+  ETHOSU_RT_CHECK(got, >=, int64_t{0}, Error::kBadValue, "wide", "offset");
+  return Error::kOk;
+}
+
+int g_format_calls = 0;
+void format_lazy(ethosu_rt::TextBuffer& out, const ethosu_rt::LazyWhere& where) {
+  ++g_format_calls;
+  out.add(static_cast<const char*>(where.context)).add(" ").add_u64(where.values[0]);
+}
+
+Error lazy_where(uint8_t got) {
+  const ethosu_rt::LazyWhere where = {format_lazy, "entry", {7, 0, 0}};
+  ETHOSU_RT_CHECK(got, !=, 0u, Error::kBadValue, where, "type");
+  ETHOSU_RT_CHECK_ONE_OF(got == 1 || got == 2, got, Error::kUnsupported, where, "type", "1 or 2");
+  return Error::kOk;
+}
+
 int g_lazy_calls = 0;
 const char* lazy_where() {
   ++g_lazy_calls;
@@ -80,6 +104,34 @@ TEST(Check, WhereIsOnlyComposedWhenTheCheckFails) {
   LogCapture log;
   EXPECT_EQ(lazy(1), Error::kBadValue);
   EXPECT_EQ(g_lazy_calls, ETHOSU_RT_CHECK_TEXT ? 1 : 0);
+}
+
+TEST(Check, WideAndNegativeValues) {
+  LogCapture log;
+  EXPECT_EQ(wide(uint64_t{1} << 40), Error::kOk);
+  EXPECT_EQ(wide(UINT64_MAX), Error::kOverflow);
+  EXPECT_CONTAINS(log.last(), "must be <= 1099511627776; got 18446744073709551615");
+  EXPECT_EQ(wide_signed(INT64_MIN), Error::kBadValue);
+  EXPECT_CONTAINS(log.last(), "must be >= 0; got -9223372036854775808");
+  EXPECT_EQ(equal_signed(-7), Error::kBadValue);
+  EXPECT_CONTAINS(log.last(), "must be 1; got -7");  // a 32-bit signed value, sign-extended
+}
+
+TEST(Check, LazyWhereIsFormattedOnlyOnFailure) {
+  g_format_calls = 0;
+  LogCapture log;
+  EXPECT_EQ(lazy_where(1), Error::kOk);
+  EXPECT_EQ(g_format_calls, 0);
+  EXPECT_EQ(lazy_where(0), Error::kBadValue);
+  EXPECT_LOG(log, "entry 7: type must not be 0; got 0");
+  EXPECT_EQ(lazy_where(3), Error::kUnsupported);
+  EXPECT_LOG(log, "entry 7: type must be 1 or 2; got 3");
+  EXPECT_EQ(g_format_calls, ETHOSU_RT_CHECK_TEXT ? 2 : 0);
+#if !ETHOSU_RT_CHECK_TEXT
+  // Without texts a one-of check still names file:line and the value.
+  EXPECT_CONTAINS(log.last(), "test_check.cc:");
+  EXPECT_CONTAINS(log.last(), ": value must be an allowed value; got 3");
+#endif
 }
 
 TEST(Check, FormatTruncatesButReportsTheFullLength) {
