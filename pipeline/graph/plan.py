@@ -22,7 +22,7 @@ STAGE_CODE = {
     "quantize": ["stages/quantize.py", "quant/**/*.py"],
     "lower": ["stages/lower.py", "tosa/**/*.py"],
     "verify": ["stages/verify.py", "tosa/**/*.py"],
-    "vela": ["stages/vela.py"],
+    "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py"],

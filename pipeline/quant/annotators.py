@@ -33,10 +33,24 @@ SHARED = (
     "aten.max_pool2d.default",
     "aten.avg_pool2d.default",
     "aten.adaptive_avg_pool2d.default",
+    "aten.mean.dim",
+    "aten.amax.default",
+    "aten.select.int",
+    "aten.permute.default",
+    "aten.transpose.int",
+    "aten.clone.default",
+    "aten.slice.Tensor",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.unsqueeze.default",
+    "aten.upsample_nearest2d.vec",
+    "aten.upsample_nearest2d.default",
     "aten.view.default",
     "aten.reshape.default",
     "aten.flatten.using_ints",
     "aten._unsafe_view.default",
+    "aten.pad.default",
+    "aten.constant_pad_nd.default",
     *ACTIVATIONS,
 )
 
@@ -97,8 +111,20 @@ def annotate_weighted(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-def annotate_add(node: fx.Node, scheme: QuantScheme) -> bool:
-    if not _is(node, ("aten.add.Tensor",)):
+BINARY = (
+    "aten.add.Tensor",
+    "aten.sub.Tensor",
+    "aten.mul.Tensor",
+    "aten.matmul.default",
+    "aten.bmm.default",
+    "aten.div.Tensor",
+)
+
+
+def annotate_binary(node: fx.Node, scheme: QuantScheme) -> bool:
+    """add/sub/mul/div/matmul: each tensor operand and the output (or its activation) get
+    their own qparams; the lowering rescales operands (and folds scalar operands) itself."""
+    if not _is(node, BINARY):
         return False
     inputs = {a: scheme.activation for a in node.args[:2] if isinstance(a, fx.Node)}
     _mark_output(node, inputs, scheme)
@@ -113,8 +139,51 @@ def annotate_shared(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
+# Unary element-wise operators the lowering turns into a lookup TABLE: own output qparams.
+TABLES = (
+    "aten.gelu.default",
+    "aten.sigmoid.default",
+    "aten.tanh.default",
+    "aten.hardswish.default",
+    "aten.hardsigmoid.default",
+    "aten.silu.default",
+    "aten.elu.default",
+    "aten.leaky_relu.default",
+    "aten.exp.default",
+    "aten.reciprocal.default",
+    "aten.rsqrt.default",
+    "aten.sqrt.default",
+    "aten.log.default",
+    "aten.erf.default",
+    "aten.abs.default",
+    "aten.neg.default",
+    "aten.mish.default",
+    "aten.softplus.default",
+)
+
+
+def annotate_table(node: fx.Node, scheme: QuantScheme) -> bool:
+    if not _is(node, TABLES) or not isinstance(node.args[0], fx.Node):
+        return False
+    _mark(node, {node.args[0]: scheme.activation}, scheme.activation)
+    return True
+
+
+def annotate_cat(node: fx.Node, scheme: QuantScheme) -> bool:
+    """cat: every input and the output share the first input's qparams (no RESCALE)."""
+    if not _is(node, ("aten.cat.default",)):
+        return False
+    tensors = [t for t in node.args[0] if isinstance(t, fx.Node)]
+    shared = SharedQuantizationSpec((tensors[0], node))
+    inputs = {t: shared for t in tensors if t is not tensors[0]}
+    _mark(node, {tensors[0]: scheme.activation, **inputs}, shared)
+    return True
+
+
 ANNOTATORS: tuple[Callable[[fx.Node, QuantScheme], bool], ...] = (
     annotate_weighted,  # before annotate_shared: it claims the activation that follows
-    annotate_add,  # likewise
+    annotate_binary,  # likewise
+    annotate_cat,
+    annotate_table,
     annotate_shared,
 )

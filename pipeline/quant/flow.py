@@ -9,6 +9,7 @@ from torch.export import ExportedProgram
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
+from pipeline.quant.decompose import decompose
 from pipeline.quant.quantizer import EthosUQuantizer
 
 
@@ -33,7 +34,7 @@ def quantize_program(
     check_samples(program, samples, where)
     quantizer = EthosUQuantizer(scheme)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
-    module = program.module(check_guards=False)
+    module = decompose(program).module(check_guards=False)
     prepared = prepare_pt2e(module, quantizer)
     with torch.no_grad():
         for sample in samples:

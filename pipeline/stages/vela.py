@@ -48,8 +48,15 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         Output role -> path.
 
     Raises:
+        UserError: an operator breaks the NPU's constraints (checked before Vela, naming the
+            model line and the rule).
         StageError: Vela failed, or placed any operator on the CPU (no silent fallback).
     """
+    from pipeline.tosa.npu_constraints import check_npu_constraints
+
+    if "--accelerator-config" in vela_args:
+        accelerator = vela_args[list(vela_args).index("--accelerator-config") + 1]
+        check_npu_constraints(tosa, accelerator, where)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
         network = Path(tmp) / "model.tosa"

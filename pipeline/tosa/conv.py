@@ -1,9 +1,11 @@
-"""CONV2D emission shared by the convolution-like visitors (conv2d, linear as a 1x1 conv).
+"""CONV2D / DEPTHWISE_CONV2D emission shared by the convolution-like visitors (conv2d,
+linear as a 1x1 conv).
 
 Integer convolution accumulates ``sum((x - x_zp) * w) + bias`` in int32 (int8 activations)
 or int48 (int16 activations) in units of ``x_scale * w_scale[c]``, then a per-channel
-RESCALE moves the accumulator to the output's quantization. Depthwise and grouped
-convolutions will add their own weight layouts next to ``Conv2dGeometry``.
+RESCALE moves the accumulator to the output's quantization. CONV2D takes OHWI weights,
+DEPTHWISE_CONV2D takes HWCM ones (output channel ``c * M + m``, the order torch uses for
+``groups == in_channels``), so the same per-output-channel scales apply to both.
 
 int48 accumulators are rescaled with 16-bit multipliers (TOSA forbids scale32 on int48):
 relative scale error up to 2**-16, i.e. up to ~0.5 LSB at int16 magnitudes, so int16 outputs
@@ -66,30 +68,37 @@ def emit_conv2d(
     x: str,
     x_q: QParams | None,
     weight: fx.Node,
-    weight_ohwi: np.ndarray,
+    weights: np.ndarray,
     bias: fx.Node | None,
     geometry: Conv2dGeometry,
     out_shape: tuple[int, ...],
     out: str,
+    op: str = "CONV2D",
+    channels: slice = slice(None),
 ) -> None:
-    """CONV2D of TOSA tensor ``x`` (NHWC) into ``out``; RESCALE to ``node``'s qparams if int."""
-    out_channels = weight_ohwi.shape[0]
+    """``op`` (CONV2D with OHWI weights, DEPTHWISE_CONV2D with HWCM weights) of TOSA tensor
+    ``x`` (NHWC) into ``out``; RESCALE to ``node``'s qparams if int. ``channels``: which
+    output channels of ``weight``/``bias`` (their scales and values) ``weights`` holds - one
+    group of a grouped convolution."""
+    out_channels = int(ctx.const_value(weight).shape[0])
     x = emit.crop_trailing(ctx, node, x, (0, *geometry.crop, 0))
-    attrs = dict(
-        pad=list(geometry.pad),
-        stride=list(geometry.stride),
-        dilation=list(geometry.dilation),
-        local_bound=False,
-    )
+    attrs = {
+        "pad": list(geometry.pad),
+        "stride": list(geometry.stride),
+        "dilation": list(geometry.dilation),
+        "local_bound": False,
+    }
     if x_q is None:
         inputs = [
             x,
-            ctx.const(f"{node.name}_weight", weight_ohwi.astype(np.float32), "fp32"),
-            ctx.const(f"{node.name}_bias", _bias_values(ctx, bias, out_channels, None), "fp32"),
+            ctx.const(f"{node.name}_weight", weights.astype(np.float32), "fp32"),
+            ctx.const(
+                f"{node.name}_bias", _bias_values(ctx, bias, out_channels, None)[channels], "fp32"
+            ),
             ctx.zero_point(f"{node.name}_input_zp", 0, "fp32"),
             ctx.zero_point(f"{node.name}_weight_zp", 0, "fp32"),
         ]
-        ctx.emit("CONV2D", inputs, [out], node, acc_type="fp32", **attrs)
+        ctx.emit(op, inputs, [out], node, acc_type="fp32", **attrs)
         return
     w_q, out_q = ctx.qparams(weight), ctx.qparams(node)
     if w_q is None or out_q is None:
@@ -101,19 +110,21 @@ def emit_conv2d(
     acc_dtype = ACC_TYPES[x_q.dtype]
     w_scales = np.broadcast_to(np.asarray(w_q.scale, dtype=np.float64), (out_channels,))
     acc_scales = x_q.tensor_scale * w_scales
+    bias_values = _bias_values(ctx, bias, out_channels, acc_scales)[channels]
+    acc_scales = acc_scales[channels]
     inputs = [
         x,
-        ctx.const(f"{node.name}_weight", weight_ohwi, w_q.dtype),
+        ctx.const(f"{node.name}_weight", weights, w_q.dtype),
         ctx.const(
             f"{node.name}_bias",
-            _bias_values(ctx, bias, out_channels, acc_scales),
+            bias_values,
             "int48" if acc_dtype == "int48" else "int32",
         ),
         ctx.zero_point(f"{node.name}_input_zp", x_q.zero_point, x_q.dtype),
         ctx.zero_point(f"{node.name}_weight_zp", w_q.zero_point, w_q.dtype),
     ]
     acc = ctx.temp(node, "acc", out_shape, acc_dtype)
-    ctx.emit("CONV2D", inputs, [acc], node, acc_type=acc_dtype, **attrs)
+    ctx.emit(op, inputs, [acc], node, acc_type=acc_dtype, **attrs)
     emit.rescale(
         ctx,
         node,

@@ -121,6 +121,8 @@ def reshape(
 def _relayout_steps(src_shape, src_order, dst_torch_shape, dst_order) -> list:
     """[("transpose", perm) | ("reshape", shape)] taking a tensor from one layout to another."""
     steps, shape = [], tuple(src_shape)
+    if tuple(src_order) == tuple(dst_order) and layout.permute(dst_torch_shape, dst_order) == shape:
+        return steps  # already there (e.g. a keepdim reduction of an NHWC tensor)
     to_torch = layout.inverse(src_order)
     if not layout.moves_only_unit_dims(shape, to_torch):
         steps.append(("transpose", to_torch))

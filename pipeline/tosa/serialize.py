@@ -34,6 +34,7 @@ _ENUM_ATTRS = {
     "acc_type": lambda v: _DTYPES[v],
     "rounding_mode": lambda v: getattr(ts.RoundingMode, v),
     "nan_mode": lambda v: getattr(ts.NanPropagationMode, v),
+    "mode": lambda v: getattr(ts.ResizeMode, v),
 }
 # CLAMP bounds are raw bytes of the input type, padded to 8 bytes like the TOSA tools do.
 _BYTE_ATTRS = ("min_val", "max_val")

@@ -65,3 +65,53 @@ def test_tolerance_policy(ops, types, expected):
     tolerance, min_exact, reason = tolerance_policy(ops, types)
     assert (tolerance, min_exact) == expected
     assert ("16-bit multipliers" in reason) is ("int48" in types)
+
+
+@pytest.mark.parametrize(
+    "ops, tables, expected",
+    [
+        pytest.param(["TABLE"], [("int8", 12)], (0, 1.0), id="table_alone_is_exact"),
+        pytest.param(["RESCALE", "TABLE"], [("int8", 1)], (2, 0.8), id="flat_table_plus_1"),
+        pytest.param(
+            ["RESCALE", "TABLE", "TABLE"], [("int8", 3), ("int8", 12)], (13, 0.8),
+            id="steepest_table_plus_1",
+        ),
+        pytest.param(
+            ["TABLE", "RESCALE"], [("int16", 2)], (3, 0.0), id="int16_interpolated_not_enforced"
+        ),
+    ],
+)  # fmt: skip
+def test_tolerance_policy_behind_tables(ops, tables, expected):
+    from pipeline.stages.verify import tolerance_policy
+
+    tolerance, min_exact, reason = tolerance_policy(ops, ["int32"], tables)
+    assert (tolerance, min_exact) == expected
+    assert ("largest step" in reason) is (expected[0] > 0)
+
+
+def _runs(offsets, scale=0.01):
+    """One sample: ideal values on a fine grid, torch's quantized reference, TOSA output =
+    torch's integers + ``offsets``."""
+    import numpy as np
+
+    ideal = np.linspace(-1.0, 1.0, 200)
+    reference = np.round(ideal / scale) * scale
+    got = np.round(reference / scale).astype(np.int64) + offsets
+    return [(got, reference, ideal)]
+
+
+@pytest.mark.parametrize(
+    "offsets, passed",
+    [
+        pytest.param([1] * 10 + [0] * 190, True, id="sparse_ties_add_under_lsb2_over_12"),
+        pytest.param([1] * 200, False, id="systematic_plus_1_fails_the_sqnr_rule"),
+    ],
+)
+def test_sqnr_rule_catches_systematic_offsets_only(offsets, passed):
+    import numpy as np
+
+    from pipeline.stages.verify import _compare_int
+
+    entry = {"name": "y", "scale": 0.01, "zero_point": 0}
+    result = _compare_int(entry, _runs(np.array(offsets)), tolerance=1, min_exact=0.0)
+    assert result["passed"] is passed

@@ -1,4 +1,4 @@
-"""aten.view / reshape / flatten -> RESHAPE (TRANSPOSE around it only if data must move).
+"""aten.view / reshape / flatten / squeeze / unsqueeze -> RESHAPE (TRANSPOSE around it only if data must move).
 
 A reshape of an NHWC tensor is a plain RESHAPE when the permutation back to torch's order
 only moves size-1 dims (e.g. flatten after global pooling); otherwise the data is put in
@@ -19,6 +19,9 @@ from pipeline.tosa.registry import lowers
     "aten.reshape.default",
     "aten._unsafe_view.default",
     "aten.flatten.using_ints",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.unsqueeze.default",
 )
 def visit_reshape(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]

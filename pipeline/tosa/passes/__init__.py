@@ -14,9 +14,11 @@ from pipeline.tosa.passes import (
     annotate_layout_pass,
     convert_int64_constants_pass,
     fold_batchnorm_pass,
+    fold_pad_pass,
     fold_qdq_pass,
     fuse_activation_pass,
     fuse_rescales_pass,
+    fuse_transposes_pass,
     remove_reshape_chains_pass,
 )
 from pipeline.tosa.passes.context import PassContext
@@ -51,6 +53,13 @@ PASSES: tuple[Pass, ...] = (
         "leaves on each integer value to know an activation's quantized bounds.",
     ),
     Pass(
+        "fold_pad",
+        "fx",
+        fold_pad_pass.run,
+        "after fold_qdq, which removes the quantize/dequantize pair between a pad and the "
+        "conv2d it feeds; before annotate_layout so the removed pad is never annotated.",
+    ),
+    Pass(
         "fuse_activation",
         "fx",
         fuse_activation_pass.run,
@@ -69,6 +78,13 @@ PASSES: tuple[Pass, ...] = (
         "tosa",
         remove_reshape_chains_pass.run,
         "first TOSA pass: visitors emit local reshapes that chain across layers.",
+    ),
+    Pass(
+        "fuse_transposes",
+        "tosa",
+        fuse_transposes_pass.run,
+        "after remove_reshape_chains, which can make two TRANSPOSEs adjacent; before "
+        "fuse_rescales, which does not look through TRANSPOSEs.",
     ),
     Pass(
         "fuse_rescales",

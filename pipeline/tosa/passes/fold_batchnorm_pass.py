@@ -1,4 +1,5 @@
-"""Fold an inference BatchNorm that follows a conv2d into the conv's weights and bias.
+"""Fold an inference BatchNorm that follows a conv2d (or a linear with a rank-2 output, where
+BatchNorm1d's channels are the linear's features) into its weights and bias.
 
 Quantized graphs arrive with BatchNorm already folded (``prepare_pt2e`` folds conv+BN before
 observing, so the weights are quantized after folding); this pass serves float graphs lowered
@@ -36,11 +37,13 @@ def _foldable_conv(node: fx.Node) -> fx.Node | None:
     conv = node.args[0]
     if not (
         isinstance(conv, fx.Node)
-        and str(conv.target) == "aten.conv2d.default"
+        and str(conv.target) in ("aten.conv2d.default", "aten.linear.default")
         and len(conv.users) == 1
         and conv.args[1].meta.get("const") is not None
     ):
         return None
+    if str(conv.target) == "aten.linear.default" and conv.meta["val"].dim() != 2:
+        return None  # BatchNorm1d of [N, C, L] normalizes C, not the linear's features L
     return conv
 
 
@@ -54,7 +57,7 @@ def _fold(gm: fx.GraphModule, bn: fx.Node, conv: fx.Node, params) -> None:
         if bias_node is not None
         else torch.zeros(weight.shape[0], dtype=torch.float64)
     )
-    folded = (weight * factor[:, None, None, None]).float()
+    folded = (weight * factor.reshape(-1, *[1] * (weight.dim() - 1))).float()
     new_weight = const_node(gm, f"{conv.name}_weight_bn", folded)
     new_bias = const_node(gm, f"{conv.name}_bias_bn", ((bias - mean) * factor + beta).float())
     args = list(conv.args) + [None] * (3 - len(conv.args))

@@ -3,7 +3,7 @@
 import pytest
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -41,6 +41,26 @@ def test_add_other_types_match_torch(dtype, ops, tmp_path):
     assert case.ops() == ops
 
 
-def test_add_of_different_ranks_is_unsupported(tmp_path):
-    with pytest.raises(Exception, match=r"aten\.add\.Tensor with operands of rank 4 and 1"):
-        run_case(Add(), [(1, 4, 5, 6), (6,)], tmp_path)
+class AddScalar(nn.Module):
+    def forward(self, x):
+        return x + 0.25
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_add_scalar_is_an_int32_constant(dtype, tmp_path):
+    case, report = run_case(AddScalar(), [(3, 8)], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops() == ["RESCALE", "ADD", "RESCALE"]
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        pytest.param([(1, 4, 5, 6), (6,)], id="nchw_plus_vector_along_w"),
+        pytest.param([(2, 5, 8), ((1, 8), 0.5)], id="tokens_plus_rank2"),
+    ],
+)
+def test_add_broadcasts_lower_rank_like_torch(shapes, tmp_path):
+    case, report = run_case(Add(), shapes, tmp_path)
+    assert report["passed"]
+    assert case.ops().count("ADD") == 1

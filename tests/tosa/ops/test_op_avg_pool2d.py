@@ -45,16 +45,54 @@ def test_global_pool_uses_stride_1_for_ethos_u55(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "module, shape",
+    [
+        pytest.param(nn.AvgPool2d(3, 1, 1), (1, 4, 6, 6), id="3x3_pad1"),
+        pytest.param(nn.AvgPool2d(3, 2, 1), (1, 2, 9, 8), id="3x3_stride2_pad1_odd"),
+    ],
+)
+def test_padding_counted_in_the_average_pads_explicitly(module, shape, tmp_path):
+    """count_include_pad=True divides by the whole kernel: PAD with a real 0.0, pool unpadded
+    (Vela keeps an AVG_POOL2D with top/left padding on the CPU)."""
+    case, report = run_case(module, [shape], tmp_path)
+    assert report["passed"]
+    assert case.ops() == ["PAD", "AVG_POOL2D"]
+
+
+@pytest.mark.parametrize(
+    "out_size, shape",
+    [
+        pytest.param(3, (1, 4, 8, 8), id="8x8_to_3x3"),
+        pytest.param((2, 3), (1, 2, 5, 7), id="5x7_to_2x3"),
+        pytest.param((1, 3), (1, 2, 6, 5), id="rows_divide_cols_not"),
+    ],
+)
+def test_adaptive_not_dividing_pools_each_window(out_size, shape, tmp_path):
+    case, report = run_case(nn.AdaptiveAvgPool2d(out_size), [shape], tmp_path)
+    assert report["passed"]
+    out_h, out_w = (out_size, out_size) if isinstance(out_size, int) else out_size
+    assert case.ops().count("AVG_POOL2D") == out_h * out_w
+    assert "CONCAT" in case.ops()
+
+
+def test_adaptive_windows_match_torch():
+    from pipeline.tosa.ops.op_avg_pool2d import adaptive_windows
+
+    assert adaptive_windows(8, 3) == [(0, 3), (2, 6), (5, 8)]
+    assert adaptive_windows(6, 2) == [(0, 3), (3, 6)]
+
+
+@pytest.mark.parametrize(
     "module, detail",
     [
-        pytest.param(nn.AvgPool2d(3, 1, 1), "padding and count_include_pad=True", id="include_pad"),
+        pytest.param(nn.AvgPool2d(3, 1, 1, ceil_mode=True), "ceil_mode=True", id="ceil_mode"),
         pytest.param(
-            nn.AdaptiveAvgPool2d(3),
-            "output \\(3, 3\\) not dividing input \\(8, 8\\)",
-            id="adaptive_not_dividing",
+            nn.AdaptiveAvgPool2d(9),
+            "output \\(9, 9\\) not dividing input \\(10, 10\\)",
+            id="adaptive_too_many_cells",
         ),
     ],
 )
 def test_avg_pool2d_unsupported_configurations(module, detail, tmp_path):
     with pytest.raises(UnsupportedOperatorError, match=detail):
-        run_case(module, [(1, 2, 8, 8)], tmp_path)
+        run_case(module, [(1, 2, 10, 10)], tmp_path)

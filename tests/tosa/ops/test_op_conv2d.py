@@ -3,13 +3,13 @@
 import pytest
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
 
-def conv(cin, cout, kernel, stride=1, padding=0, bias=True):
-    module = nn.Conv2d(cin, cout, kernel, stride=stride, padding=padding, bias=bias)
+def conv(cin, cout, kernel, stride=1, padding=0, bias=True, groups=1):
+    module = nn.Conv2d(cin, cout, kernel, stride, padding, groups=groups, bias=bias)
     nn.init.uniform_(module.weight, -0.5, 0.5)
     return module
 
@@ -36,11 +36,73 @@ def test_conv2d_other_types_match_torch(dtype, tmp_path):
     assert case.ops()[0] == "CONV2D"
 
 
-def test_depthwise_is_reported_not_lowered_yet(tmp_path):
-    from pipeline.errors import UnsupportedOperatorError
+def depthwise(channels, multiplier, kernel, stride=1, padding=0, bias=True):
+    module = nn.Conv2d(
+        channels, channels * multiplier, kernel, stride, padding, groups=channels, bias=bias
+    )
+    nn.init.uniform_(module.weight, -0.5, 0.5)
+    return module
 
-    depthwise = nn.Conv2d(4, 4, 3, groups=4)
-    with pytest.raises(
-        UnsupportedOperatorError, match=r"conv2d.default with groups=4 \(depthwise\)"
-    ):
-        run_case(depthwise, [(1, 4, 6, 6)], tmp_path)
+
+DEPTHWISE = [
+    pytest.param(depthwise(8, 1, 3, padding=1), (1, 8, 7, 7), id="3x3_same"),
+    pytest.param(depthwise(4, 1, 3, stride=2, padding=1), (1, 4, 9, 8), id="3x3_stride2_odd"),
+    pytest.param(depthwise(3, 2, (3, 1), bias=False), (1, 3, 6, 5), id="multiplier2_3x1"),
+    pytest.param(depthwise(2, 1, 5, stride=3, padding=2), (1, 2, 10, 10), id="5x5_stride3"),
+]
+
+
+@pytest.mark.parametrize("module, shape", DEPTHWISE)
+def test_depthwise_int8_matches_torch(module, shape, tmp_path):
+    case, report = run_case(module, [shape], tmp_path)
+    assert report["passed"]
+    assert case.ops() == ["DEPTHWISE_CONV2D", "RESCALE"]
+
+
+@pytest.mark.parametrize("dtype", [A16W8, FP])
+def test_depthwise_other_types_match_torch(dtype, tmp_path):
+    case, report = run_case(depthwise(4, 2, 3, padding=1), [(1, 4, 6, 6)], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops()[0] == "DEPTHWISE_CONV2D"
+
+
+class PaddedConv(nn.Module):
+    """TF-style "same" padding: an explicit asymmetric zero pad, then an unpadded conv."""
+
+    def __init__(self, pads, groups=1):
+        super().__init__()
+        self.pads = pads
+        self.conv = nn.Conv2d(4, 4, (4, 3), stride=2, groups=groups)
+
+    def forward(self, x):
+        return self.conv(nn.functional.pad(x, self.pads))
+
+
+@pytest.mark.parametrize(
+    "pads, groups",
+    [
+        pytest.param((1, 1, 4, 5), 1, id="tf_same_rows_4_5"),
+        pytest.param((0, 1, 0, 1), 4, id="depthwise_bottom_right"),
+    ],
+)
+def test_asymmetric_explicit_padding_folds_into_the_conv(pads, groups, tmp_path):
+    case, report = run_case(PaddedConv(pads, groups), [(1, 4, 11, 8)], tmp_path)
+    assert report["passed"]
+    assert "PAD" not in case.ops()
+
+
+@pytest.mark.parametrize(
+    "dtype, module, shape",
+    [
+        pytest.param(INT8, conv(4, 6, 3, padding=1, groups=2), (1, 4, 6, 6), id="int8_2_groups"),
+        pytest.param(INT8, conv(6, 3, 1, stride=2, groups=3), (1, 6, 7, 7), id="int8_3_groups_1x1"),
+        pytest.param(A16W8, conv(4, 4, 3, groups=2), (1, 4, 5, 5), id="a16w8_2_groups"),
+        pytest.param(FP, conv(4, 4, 3, groups=2), (1, 4, 5, 5), id="fp32_2_groups"),
+    ],
+)
+def test_grouped_conv_is_one_conv_per_group(dtype, module, shape, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    groups = module.groups
+    assert case.ops().count("CONV2D") == groups and case.ops().count("SLICE") == groups
+    assert case.ops()[-1] == "CONCAT"

@@ -55,3 +55,34 @@ def test_batchnorm_without_conv_is_left_alone(tmp_path):
     gm, ctx = graph_before(case.path("model.pt2"), "fold_batchnorm", "TOSA-1.0+FP")
     fold_batchnorm_pass.run(gm, ctx)
     assert count_targets(gm, BN) == 1
+
+
+def linear_bn(rank3=False):
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6 if not rank3 else 4), nn.ReLU())
+    with torch.no_grad():
+        module[1].running_mean.uniform_(-1, 1)
+        module[1].running_var.uniform_(0.5, 2)
+    return module.eval()
+
+
+def test_batchnorm1d_after_linear_is_folded(tmp_path):
+    """The autoencoder's linear + BatchNorm1d, lowered for the FP profile."""
+    from tests.tosa.lowering_cases import FP, run_case
+
+    gm, ctx = graph_before(
+        export_case(linear_bn(), [(2, 8)], tmp_path / "pass").path("model.pt2"),
+        "fold_batchnorm",
+        "TOSA-1.0+FP",
+    )
+    fold_batchnorm_pass.run(gm, ctx)
+    assert count_targets(gm, "aten.batch_norm.default") == 0
+    _, report = run_case(linear_bn(), [(2, 8)], tmp_path / "case", FP)
+    assert report["passed"]
+
+
+def test_batchnorm1d_over_a_linear_of_rank3_is_left_alone(tmp_path):
+    case = export_case(linear_bn(rank3=True), [(2, 4, 8)], tmp_path)
+    gm, ctx = graph_before(case.path("model.pt2"), "fold_batchnorm", "TOSA-1.0+FP")
+    fold_batchnorm_pass.run(gm, ctx)
+    assert count_targets(gm, "aten.batch_norm.default") == 1

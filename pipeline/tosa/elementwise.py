@@ -1,0 +1,109 @@
+"""Integer ADD / SUB / MUL shared by their visitors: operands widened to int32 by RESCALE,
+the int32 operator, one RESCALE to the output's quantization.
+
+ADD/SUB put both operands on one common scale first. Inputs are shifted left so the two
+scales can be matched with little rounding error: 20 bits for int8 (|x - zp| <= 255 stays
+below 2**28), 15 for int16 (|x| <= 32767 stays below 2**30), the split TFLite/Ethos-U use.
+MUL needs no common scale: int32 (x - x_zp) * (y - y_zp) is in units of x_scale * y_scale
+(int8: |product| <= 2**16; int16 symmetric: <= 2**30, no overflow).
+
+A Python scalar operand (``x + 1.0``, ``x * 0.5``) becomes an int32 constant in the widened
+units, or for MUL a factor folded into the output RESCALE: never a float in the graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from torch import fx
+
+from pipeline.tosa import emit
+from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
+from pipeline.tosa.quant_math import QParams
+
+LEFT_SHIFT = {"int8": 20, "int16": 15}
+_INT32_HEADROOM = 2**30
+
+
+def check_operands(node: fx.Node, ctx: LoweringContext) -> tuple:
+    """(a, b): a tensor first operand, a tensor or number second one."""
+    a, b = node.args[0], node.args[1]
+    if not isinstance(a, fx.Node):
+        raise ctx.unsupported(node, "a scalar first operand", "tensor first operand")
+    if not isinstance(b, (fx.Node, int, float)):
+        raise ctx.unsupported(node, f"operand {b!r}", "tensor or number operands")
+    return a, b
+
+
+def ranked(ctx: LoweringContext, node: fx.Node, x: fx.Node) -> str:
+    """``x``'s TOSA tensor at ``node``'s rank and dim order: TOSA broadcasts only between
+    equal ranks, torch aligns trailing dims (a [C] bias against [N, T, C] is [1, 1, C])."""
+    rank, rank_x = len(torch_shape(node)), len(torch_shape(x))
+    if rank_x == rank:
+        return ctx.tensor(x)
+    shape = (1,) * (rank - rank_x) + tuple(torch_shape(x))
+    return emit.relayout(ctx, node, ctx.tensor(x), dim_order(x), shape, dim_order(node))
+
+
+def _quantized(ctx: LoweringContext, node: fx.Node, operands) -> list[QParams]:
+    qparams = [ctx.qparams(x) for x in operands if isinstance(x, fx.Node)]
+    if any(q is None for q in qparams):
+        raise ctx.unsupported(
+            node, "a float operand in a quantized graph", "both operands quantized"
+        )
+    return qparams
+
+
+def _full(value, rank: int, dtype: str):
+    return np.full((1,) * rank, value, dtype=np.float32 if dtype == "fp32" else np.int32)
+
+
+def scalar_const(ctx: LoweringContext, node: fx.Node, value, dtype: str) -> str:
+    """A rank-matching one-element constant (TOSA broadcasts only equal ranks)."""
+    return ctx.graph.add_const(
+        f"{node.name}_scalar", _full(value, len(tosa_shape(node)), dtype), dtype
+    )
+
+
+def emit_add_sub(node: fx.Node, ctx: LoweringContext, op: str) -> None:
+    """``op`` (ADD or SUB) of ``node``'s operands into ``node``'s output."""
+    a, b = check_operands(node, ctx)
+    out_q = ctx.qparams(node)
+    if out_q is None:
+        other = (
+            ranked(ctx, node, b) if isinstance(b, fx.Node) else scalar_const(ctx, node, b, "fp32")
+        )
+        ctx.emit(op, [ranked(ctx, node, a), other], [ctx.define(node)], node)
+        return
+    qa, *rest = _quantized(ctx, node, (a, b))
+    shift = LEFT_SHIFT[out_q.dtype]
+    scales = [qa.tensor_scale] + [q.tensor_scale for q in rest]
+    unit = 2 * max(scales) / 2**shift  # real value of one widened int32 step
+    widened = [widen(ctx, node, a, qa.tensor_scale / unit, "in0")]
+    if isinstance(b, fx.Node):
+        widened.append(widen(ctx, node, b, rest[0].tensor_scale / unit, "in1"))
+    else:
+        steps = round(float(b) / unit)
+        if abs(steps) > _INT32_HEADROOM:
+            raise ctx.unsupported(node, f"scalar {b} too large for the input's scale")
+        widened.append(scalar_const(ctx, node, steps, "int32"))
+    total = ctx.temp(node, "int32", tosa_shape(node), "int32")
+    ctx.emit(op, widened, [total], node)
+    narrow(ctx, node, total, unit)
+
+
+def widen(ctx: LoweringContext, node: fx.Node, x: fx.Node, factor: float, suffix: str) -> str:
+    """``x`` as int32 ``(x - zp) * factor`` (at ``node``'s rank)."""
+    q = ctx.qparams(x)
+    return emit.rescale(
+        ctx, node, ranked(ctx, node, x), [factor], in_zp=q.zero_point, out_zp=0,
+        out_dtype="int32", suffix=suffix,
+    )  # fmt: skip
+
+
+def narrow(ctx: LoweringContext, node: fx.Node, total: str, unit: float) -> None:
+    """RESCALE the int32 ``total`` (steps of ``unit``) into ``node``'s output."""
+    out_q = ctx.qparams(node)
+    emit.rescale(
+        ctx, node, total, [unit / out_q.tensor_scale], in_zp=0, out_zp=out_q.zero_point,
+        out_dtype=out_q.dtype, out=ctx.define(node),
+    )  # fmt: skip

@@ -1,0 +1,192 @@
+"""Ethos-U operator constraints, checked on a TOSA flatbuffer before Vela runs.
+
+Vela compiles TOSA without CPU fallback: an operator outside the NPU's constraints is a
+compiler error (``Non-passthrough operation (AvgPool) could not run on NPU``) that names
+neither the model line nor the rule. This check names both. The rules are Vela 5.2's own
+(``vela --supported-ops-report``, TOSA sections), kept to those Vela does not work around
+itself: it splits pooling/convolution strides above 3 and large kernels, for example, so
+those are not errors here. Ethos-U85 takes the whole TOSA 1.0 PRO-INT profile; Ethos-U55
+and -U65 add the rules below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tosa.Attribute import Attribute
+from tosa.AvgPool2dAttribute import AvgPool2dAttribute
+from tosa.DType import DType
+from tosa.Op import Op
+from tosa.TosaGraph import TosaGraph
+
+from pipeline.errors import UserError
+
+_OP_NAMES = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
+_DTYPE_NAMES = {v: k.lower() for k, v in vars(DType).items() if not k.startswith("_")}
+_FLOAT_TYPES = {"fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2"}
+# Vela 5.2 "Ethos-U55 and Ethos-U65 TOSA Not Supported Operators".
+U55_UNSUPPORTED = frozenset(
+    {
+        "BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "BITWISE_NOT", "INTDIV", "LOGICAL_AND",
+        "LOGICAL_RIGHT_SHIFT", "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT", "SELECT", "EQUAL",
+        "GREATER", "GREATER_EQUAL", "REDUCE_ALL", "REDUCE_ANY", "GATHER", "SCATTER",
+    }
+)  # fmt: skip
+MAX_PADDED_AVG_POOL_KERNEL = 8  # U55/U65 AVG_POOL2D with padding: kernel_x, kernel_y <= 8
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Operator:
+    op: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    location: str  # "<FX node> @ <file>:<line> (<code>)" as the lowering wrote it
+    attrs: dict = field(default_factory=dict)
+
+
+def _avg_pool_attrs(raw) -> dict:
+    table = AvgPool2dAttribute()
+    table.Init(raw.Bytes, raw.Pos)
+    return {
+        "kernel": [table.Kernel(i) for i in range(table.KernelLength())],
+        "pad": [table.Pad(i) for i in range(table.PadLength())],
+    }
+
+
+def _tensor(tensors: dict, name: bytes) -> Tensor:
+    """A tensor of the block, or a ``shape`` value (TOSA keeps those in a list of their own)."""
+    return tensors.get(name.decode()) or Tensor(name.decode(), "shape", ())
+
+
+def read_operators(path: Path) -> list[Operator]:
+    """The operators of a TOSA flatbuffer's main block (constants left out) with their
+    tensors and locations."""
+    block = TosaGraph.GetRootAs(Path(path).read_bytes(), 0).Regions(0).Blocks(0)
+    tensors = {}
+    for i in range(block.TensorsLength()):
+        t = block.Tensors(i)
+        shape = tuple(t.Shape(j) for j in range(t.ShapeLength()))
+        tensors[t.Name().decode()] = Tensor(t.Name().decode(), _DTYPE_NAMES[t.Type()], shape)
+    operators = []
+    for i in range(block.OperatorsLength()):
+        raw = block.Operators(i)
+        if _OP_NAMES.get(raw.Op(), "").startswith("CONST"):
+            continue
+        location = raw.Location()
+        text = location.Text().decode() if location is not None and location.Text() else ""
+        attrs = {}
+        if raw.AttributeType() == Attribute.AvgPool2dAttribute:
+            attrs = _avg_pool_attrs(raw.Attribute())
+        operators.append(
+            Operator(
+                _OP_NAMES.get(raw.Op(), "UNKNOWN"),
+                tuple(_tensor(tensors, raw.Inputs(j)) for j in range(raw.InputsLength())),
+                tuple(_tensor(tensors, raw.Outputs(j)) for j in range(raw.OutputsLength())),
+                text or raw.Outputs(0).decode(),
+                attrs,
+            )
+        )
+    return operators
+
+
+# A rule: (operator) -> (constraint it breaks, what it has) or None.
+Rule = Callable[[Operator], "tuple[str, str] | None"]
+
+
+def _integer_only(op: Operator):
+    floats = sorted({t.dtype for t in (*op.inputs, *op.outputs) if t.dtype in _FLOAT_TYPES})
+    if floats:
+        return "use integer tensors only (TOSA PRO-INT)", f"{', '.join(floats)} tensors"
+    return None
+
+
+def _u55_supported(op: Operator):
+    if op.op in U55_UNSUPPORTED:
+        return "be an operator Ethos-U55/U65 supports", op.op
+    return None
+
+
+def _u55_avg_pool(op: Operator):
+    if op.op != "AVG_POOL2D":
+        return None
+    kernel, pad = op.attrs.get("kernel", []), op.attrs.get("pad", [])
+    if any(pad) and max(kernel) > MAX_PADDED_AVG_POOL_KERNEL:
+        limit = MAX_PADDED_AVG_POOL_KERNEL
+        must = f"have a kernel of at most {limit}x{limit} when it pads"
+        return must, f"kernel {kernel[0]}x{kernel[1]} with pad {pad}"
+    return None
+
+
+def _u55_int8_only(op: Operator):
+    # Vela's table lists TABLE as int8-only too, but Vela 5.2 compiles int16 TABLEs for U55.
+    if op.op == "MATMUL" and any(t.dtype != "int8" for t in op.inputs[:2]):
+        return "take int8 inputs", ", ".join(t.dtype for t in op.inputs[:2])
+    return None
+
+
+def _u55_transpose(op: Operator):
+    if op.op == "TRANSPOSE" and op.inputs[0].dtype == "int32" and len(op.inputs[0].shape) > 4:
+        return "have rank <= 4 for int32", f"rank {len(op.inputs[0].shape)}"
+    return None
+
+
+def _u55_resize(op: Operator):
+    if op.op != "RESIZE":
+        return None
+    factors = [o // i for i, o in zip(op.inputs[0].shape[1:3], op.outputs[0].shape[1:3])]
+    if any(f not in (2, 4, 8) for f in factors):
+        return "upscale both axes by a power of two 2..8", f"factors {factors[0]}x{factors[1]}"
+    return None
+
+
+_U55 = (_integer_only, _u55_supported, _u55_avg_pool, _u55_int8_only, _u55_transpose, _u55_resize)
+RULES: dict[str, tuple[Rule, ...]] = {
+    "u55": _U55,
+    "u65": _U55,
+    "u85": (_integer_only,),
+}
+
+
+def family(accelerator: str) -> str:
+    """``u55``, ``u65`` or ``u85`` of an accelerator name like ``ethos-u55-128``."""
+    parts = accelerator.split("-")
+    if len(parts) != 3 or parts[1] not in RULES:
+        raise UserError(
+            f"accelerator must be ethos-<{'|'.join(RULES)}>-<macs>; got {accelerator!r}"
+        )
+    return parts[1]
+
+
+def violations(operators: list[Operator], accelerator: str) -> Iterator[str]:
+    """One message per broken rule: ``<location>: TOSA <OP> on <accelerator> must ...``."""
+    for op in operators:
+        for rule in RULES[family(accelerator)]:
+            broken = rule(op)
+            if broken:
+                must, got = broken
+                yield f"{op.location}: TOSA {op.op} on {accelerator} must {must}; got {got}"
+
+
+def check_npu_constraints(tosa: Path, accelerator: str, where: str = "") -> None:
+    """Raise if any operator of ``tosa`` breaks ``accelerator``'s constraints (all listed).
+
+    Raises:
+        UserError: every violation, each naming the FX node, its source line, the target
+            NPU and the constraint.
+    """
+    found = list(violations(read_operators(tosa), accelerator))
+    if found:
+        prefix = f"{where}: " if where else ""
+        raise UserError(
+            f"{prefix}{len(found)} operator(s) outside the {accelerator} constraints of "
+            "Vela (no CPU fallback for TOSA):\n  " + "\n  ".join(found)
+        )

@@ -1,0 +1,35 @@
+"""aten.amax -> REDUCE_MAX per reduced dim (integer max keeps the input's quantization).
+
+TOSA reduces one axis at a time and keeps it as size 1 (``keepdim=True``); without keepdim a
+RESHAPE drops the reduced dims.
+"""
+
+from __future__ import annotations
+
+from torch import fx
+
+from pipeline.tosa import emit
+from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
+from pipeline.tosa.registry import lowers
+
+
+@lowers("aten.amax.default")
+def visit_amax(node: fx.Node, ctx: LoweringContext) -> None:
+    x = node.args[0]
+    rank = len(torch_shape(x))
+    dims = node.args[1] if len(node.args) > 1 else list(range(rank))
+    x_q = ctx.qparams(x)
+    if x_q is not None and not emit.same_quantization(x_q, ctx.qparams(node)):
+        raise ctx.unsupported(node, "input and output quantized differently", "shared qparams")
+    current = ctx.tensor(x)
+    kept = list(torch_shape(x))
+    for dim in sorted({int(d) % rank for d in dims}):
+        axis = list(dim_order(x)).index(dim)
+        shape = list(ctx.graph.tensors[current].shape)
+        shape[axis] = 1
+        kept[dim] = 1
+        reduced = ctx.temp(node, "max", shape, ctx.graph.tensors[current].dtype)
+        ctx.emit("REDUCE_MAX", [current], [reduced], node, axis=axis, nan_mode="PROPAGATE")
+        current = reduced
+    # To the node's own shape: drops the reduced dims unless keepdim.
+    emit.relayout(ctx, node, current, dim_order(x), torch_shape(node), dim_order(node), True)

@@ -1,0 +1,51 @@
+"""aten.matmul / bmm of two activations -> MATMUL (+ RESCALE when quantized).
+
+TOSA MATMUL is ``[N, H, C] x [N, C, W] -> [N, H, W]`` with int32 results (int8 inputs, zero
+points as operands) or int48 (int16), in units of ``a_scale * b_scale``; one RESCALE moves it
+to the output's qparams. Leading batch dims are flattened into N (they must be equal: no
+broadcasting), and operands are first put in torch's dim order (4-D values are NHWC).
+Linear layers with constant weights never come here (see op_linear.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch import fx
+
+from pipeline.tosa import emit
+from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
+from pipeline.tosa.conv import ACC_TYPES
+from pipeline.tosa.registry import lowers
+
+
+def _as_rank3(ctx: LoweringContext, node: fx.Node, x: fx.Node) -> str:
+    shape = torch_shape(x)
+    rank3 = (math.prod(shape[:-2]), *shape[-2:])
+    return emit.relayout(ctx, node, ctx.tensor(x), dim_order(x), rank3, (0, 1, 2))
+
+
+@lowers("aten.matmul.default", "aten.bmm.default")
+def visit_matmul(node: fx.Node, ctx: LoweringContext) -> None:
+    a, b = node.args[0], node.args[1]
+    shape_a, shape_b = torch_shape(a), torch_shape(b)
+    if len(shape_a) < 3 or shape_a[:-2] != shape_b[:-2]:
+        raise ctx.unsupported(
+            node, f"operands {shape_a} and {shape_b}", "operands of rank >= 3, equal batch dims"
+        )
+    qa, qb, out_q = ctx.qparams(a), ctx.qparams(b), ctx.qparams(node)
+    batch, rows, cols = math.prod(shape_a[:-2]), shape_a[-2], shape_b[-1]
+    dtype = ACC_TYPES[qa.dtype] if qa else "fp32"
+    product = ctx.temp(node, "product", (batch, rows, cols), dtype)
+    zero_points = [
+        ctx.zero_point(f"{node.name}_a_zp", qa.zero_point if qa else 0, ctx.dtype(a)),
+        ctx.zero_point(f"{node.name}_b_zp", qb.zero_point if qb else 0, ctx.dtype(b)),
+    ]
+    operands = [_as_rank3(ctx, node, a), _as_rank3(ctx, node, b)]
+    ctx.emit("MATMUL", [*operands, *zero_points], [product], node)
+    if out_q is not None:
+        product = emit.rescale(
+            ctx, node, product, [qa.tensor_scale * qb.tensor_scale / out_q.tensor_scale],
+            in_zp=0, out_zp=out_q.zero_point, out_dtype=out_q.dtype,
+        )  # fmt: skip
+    emit.relayout(ctx, node, product, (0, 1, 2), torch_shape(node), dim_order(node), True)

@@ -1,0 +1,71 @@
+"""aten.mul.Tensor -> MUL (int: both inputs widened to int32 without their zero points, MUL,
+one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/elementwise.py``).
+
+Division by a scalar is times its reciprocal. Times a positive scalar is only a RESCALE (the factor joins the scale); times a negative one
+negates the widened input with a SUB from 0 first, since RESCALE scales are non-negative.
+"""
+
+from __future__ import annotations
+
+from torch import fx
+
+from pipeline.tosa import emit
+from pipeline.tosa.context import LoweringContext, tosa_shape
+from pipeline.tosa.elementwise import check_operands, narrow, ranked, scalar_const, widen
+from pipeline.tosa.registry import lowers
+
+
+def _times_scalar(node: fx.Node, ctx: LoweringContext, x: fx.Node, factor: float) -> None:
+    x_q, out_q = ctx.qparams(x), ctx.qparams(node)
+    if factor > 0:
+        emit.rescale(
+            ctx, node, ranked(ctx, node, x), [factor * x_q.tensor_scale / out_q.tensor_scale],
+            in_zp=x_q.zero_point, out_zp=out_q.zero_point, out_dtype=out_q.dtype,
+            out=ctx.define(node),
+        )  # fmt: skip
+        return
+    if factor == 0:
+        raise ctx.unsupported(node, "a zero factor", "a non-zero factor")
+    widened = widen(ctx, node, x, 1.0, "in0")
+    negated = ctx.temp(node, "negated", tosa_shape(node), "int32")
+    ctx.emit("SUB", [scalar_const(ctx, node, 0, "int32"), widened], [negated], node)
+    narrow(ctx, node, negated, -factor * x_q.tensor_scale)
+
+
+@lowers("aten.div.Tensor")
+def visit_div(node: fx.Node, ctx: LoweringContext) -> None:
+    a, b = check_operands(node, ctx)
+    if isinstance(b, fx.Node) or b == 0 or node.kwargs.get("rounding_mode") is not None:
+        raise ctx.unsupported(node, "a tensor or zero divisor", "division by a non-zero number")
+    if ctx.qparams(node) is None:
+        shift = ctx.const(f"{node.name}_shift", [0], "int8")
+        factor = scalar_const(ctx, node, 1.0 / b, "fp32")
+        ctx.emit("MUL", [ranked(ctx, node, a), factor, shift], [ctx.define(node)], node)
+        return
+    _times_scalar(node, ctx, a, 1.0 / float(b))
+
+
+@lowers("aten.mul.Tensor")
+def visit_mul(node: fx.Node, ctx: LoweringContext) -> None:
+    a, b = check_operands(node, ctx)
+    out_q = ctx.qparams(node)
+    if not ctx.spec.supports_dtype("int8"):  # MUL's shift operand is int8 in every profile
+        raise ctx.unsupported(node, f"the {ctx.spec} spec", "a spec with int8 (+INT)")
+    shift = ctx.const(f"{node.name}_shift", [0], "int8")
+    if out_q is None:
+        other = (
+            ranked(ctx, node, b) if isinstance(b, fx.Node) else scalar_const(ctx, node, b, "fp32")
+        )
+        ctx.emit("MUL", [ranked(ctx, node, a), other, shift], [ctx.define(node)], node)
+        return
+    if ctx.qparams(a) is None or (isinstance(b, fx.Node) and ctx.qparams(b) is None):
+        raise ctx.unsupported(
+            node, "a float operand in a quantized graph", "both operands quantized"
+        )
+    if not isinstance(b, fx.Node):
+        _times_scalar(node, ctx, a, float(b))
+        return
+    product = ctx.temp(node, "int32", tosa_shape(node), "int32")
+    operands = [widen(ctx, node, a, 1.0, "in0"), widen(ctx, node, b, 1.0, "in1")]
+    ctx.emit("MUL", [*operands, shift], [product], node)
+    narrow(ctx, node, product, ctx.qparams(a).tensor_scale * ctx.qparams(b).tensor_scale)

@@ -1,0 +1,34 @@
+"""REDUCE_MAX (aten.amax): the TOSA reference model against torch, over shapes and types."""
+
+import pytest
+import torch
+from torch import nn
+
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class Amax(nn.Module):
+    def __init__(self, dims, keepdim):
+        super().__init__()
+        self.dims, self.keepdim = dims, keepdim
+
+    def forward(self, x):
+        return torch.amax(x, self.dims, keepdim=self.keepdim)
+
+
+SHAPES = [
+    pytest.param(Amax(-1, True), (1, 4, 16, 8), ["REDUCE_MAX"], id="nhwc_last_keepdim"),
+    pytest.param(Amax((2, 3), False), (1, 4, 5, 6), ["REDUCE_MAX", "REDUCE_MAX", "RESHAPE"], id="hw"),
+    pytest.param(Amax(1, False), (2, 5, 7), ["REDUCE_MAX", "RESHAPE"], id="rank3_middle"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, shape, ops", SHAPES)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_amax_matches_torch_exactly(module, shape, ops, dtype, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0].get("max_abs_diff_int", 0) == 0
+    assert case.ops() == ops

@@ -1,0 +1,47 @@
+"""MATMUL (aten.matmul, bmm of two activations): reference model against torch."""
+
+import pytest
+import torch
+from torch import nn
+
+from pipeline.errors import UnsupportedOperatorError
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class Matmul(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+class Bmm(nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+class Scores(nn.Module):
+    """Attention scores: q @ k^T over [batch, heads, tokens, dim]."""
+
+    def forward(self, q, k):
+        return q @ k.transpose(-2, -1)
+
+
+SHAPES = [
+    pytest.param(Bmm(), [(2, 5, 8), ((2, 8, 3), 2.0)], id="bmm_rank3"),
+    pytest.param(Matmul(), [(1, 4, 16, 8), (1, 4, 8, 16)], id="rank4_heads"),
+    pytest.param(Scores(), [(1, 2, 6, 4), ((1, 2, 6, 4), 0.5)], id="scores_q_kT"),
+]
+
+
+@pytest.mark.parametrize("module, shapes", SHAPES)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_matmul_matches_torch(module, shapes, dtype, tmp_path):
+    case, report = run_case(module, shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops().count("MATMUL") == 1
+
+
+def test_broadcast_batch_is_unsupported(tmp_path):
+    with pytest.raises(UnsupportedOperatorError, match="equal batch dims"):
+        run_case(Matmul(), [(2, 3, 4), (1, 4, 5)], tmp_path)

@@ -1,0 +1,57 @@
+"""MUL (aten.mul): the TOSA reference model against torch, over shapes and types."""
+
+import pytest
+from torch import nn
+
+from pipeline.errors import UnsupportedOperatorError
+from tests.tosa.lowering_cases import A16W8, INT8, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class Mul(nn.Module):
+    def forward(self, x, y):
+        return x * y
+
+
+class Scale(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+
+
+SHAPES = [
+    pytest.param(Mul(), [(1, 4, 5, 6), ((1, 4, 5, 6), 3.0)], ["RESCALE", "RESCALE", "MUL", "RESCALE"], id="nchw"),
+    pytest.param(Mul(), [(1, 4, 5, 6), ((1, 4, 1, 1), 0.5)], ["RESCALE", "RESCALE", "MUL", "RESCALE"], id="broadcast_hw_gating"),
+    pytest.param(Scale(0.5), [(1, 4, 5, 6)], ["RESCALE"], id="positive_scalar_is_a_rescale"),
+    pytest.param(Scale(-2.0), [(2, 7)], ["RESCALE", "SUB", "RESCALE"], id="negative_scalar"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, shapes, ops", SHAPES)
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_mul_matches_torch(module, shapes, ops, dtype, tmp_path):
+    case, report = run_case(module, shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0]["max_abs_diff_int"] <= 1
+    assert case.ops() == ops
+
+
+class Divide(nn.Module):
+    def forward(self, x):
+        return x / 8
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_division_by_a_number_is_a_rescale(dtype, tmp_path):
+    case, report = run_case(Divide(), [((1, 4, 5, 6), 3.0)], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops() == ["RESCALE"]
+
+
+def test_mul_by_zero_is_unsupported(tmp_path):
+    with pytest.raises(UnsupportedOperatorError, match="a zero factor"):
+        run_case(Scale(0.0), [(1, 4)], tmp_path)
