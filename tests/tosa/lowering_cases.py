@@ -6,11 +6,7 @@ so the quantize, lower and verify stages are exercised exactly as the build runs
 
 from __future__ import annotations
 
-import csv
 import json
-import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,35 +100,12 @@ def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8) -
     return case, verify_case(case)
 
 
-_OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
-
-
 def run_vela(tosa: Path, accelerator: str, out_dir: Path) -> dict:
-    """Compile with Vela (raw output); return operator counts, NPU share and cycle figures."""
-    vela = Path(sys.executable).with_name("vela")
-    command = [
-        str(vela),
-        "--accelerator-config",
-        accelerator,
-        "--output-format",
-        "raw",
-        "--output-dir",
-        str(out_dir),
-        str(tosa),
-    ]
-    proc = subprocess.run(command, check=True, capture_output=True, text=True)
-    counts = {kind: (int(n), float(share)) for kind, n, share in _OPERATORS.findall(proc.stdout)}
-    summary = next(out_dir.glob("*_summary_*.csv"))
-    row = next(csv.DictReader(summary.open()))
-    return {
-        "cpu_operators": counts["CPU"][0],
-        "npu_operators": counts["NPU"][0],
-        "npu_share_percent": counts["NPU"][1],
-        "cycles_npu": int(float(row["cycles_npu"])),
-        "cycles_total": int(float(row["cycles_total"])),
-        "inference_time_s": float(row["inference_time"]),
-        "stdout": proc.stdout,
-    }
+    """Compile with the project's Vela stage (raw output); return its figures.json."""
+    from pipeline.stages.vela import run_vela as vela_stage
+
+    outputs = vela_stage(tosa, out_dir, ["--accelerator-config", accelerator])
+    return json.loads(outputs["figures"].read_text())
 
 
 def graph_before(program_path: Path, pass_name: str, spec: str = "TOSA-1.0+INT"):
