@@ -1,9 +1,10 @@
 """Rewrite composite operators into ones the quantizer annotates, before quantization.
 
 softmax and layer_norm have no single integer TOSA operator; written out in primitives
-(mean, sub, mul, exp/reciprocal/rsqrt), every intermediate gets its own observed qparams and
-each primitive lowers to an Ethos-U operator (AVG_POOL2D, ADD/SUB/MUL, int8 TABLE). unbind
-becomes one select per output, since its tuple output cannot carry a quantization.
+(mean, sub, mul, exp/reciprocal/rsqrt/log), every intermediate gets its own observed qparams
+and each primitive lowers to an Ethos-U operator (AVG_POOL2D, ADD/SUB/MUL, int8 TABLE).
+unbind, chunk and split become one select or slice per output, since a tuple output cannot
+carry a quantization.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ def softmax(x: torch.Tensor, dim: int, half_to_float: bool = False) -> torch.Ten
     return e * torch.reciprocal(e.mean(dim, keepdim=True) * e.shape[dim])
 
 
+def log_softmax(x: torch.Tensor, dim: int, half_to_float: bool = False) -> torch.Tensor:
+    """(x - max) - log(sum(exp(x - max))), the sum as ``count * mean`` like softmax."""
+    shifted = x - torch.amax(x, dim, keepdim=True)
+    return shifted - torch.log(torch.exp(shifted).mean(dim, keepdim=True) * x.shape[dim])
+
+
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     dims = list(range(-len(normalized_shape), 0))
     centered = x - x.mean(dims, keepdim=True)
@@ -34,10 +41,28 @@ def unbind(x: torch.Tensor, dim: int = 0) -> list[torch.Tensor]:
     return [torch.select(x, dim, i) for i in range(x.shape[dim])]
 
 
+def split_with_sizes(x: torch.Tensor, sizes: list[int], dim: int = 0) -> list[torch.Tensor]:
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [torch.narrow(x, dim, start, size) for start, size in zip(starts, sizes)]
+
+
+def split(x: torch.Tensor, size: int, dim: int = 0) -> list[torch.Tensor]:
+    length = x.shape[dim]
+    return split_with_sizes(x, [min(size, length - s) for s in range(0, length, size)], dim)
+
+
+def chunk(x: torch.Tensor, chunks: int, dim: int = 0) -> list[torch.Tensor]:
+    return split(x, -(-x.shape[dim] // chunks), dim)  # torch.chunk's ceil-sized pieces
+
+
 DECOMPOSITIONS = {
     aten.softmax.int: softmax,
     aten.layer_norm.default: layer_norm,
     aten.unbind.int: unbind,
+    aten.log_softmax.int: log_softmax,
+    aten.split.Tensor: split,
+    aten.split_with_sizes.default: split_with_sizes,
+    aten.chunk.default: chunk,
 }
 
 

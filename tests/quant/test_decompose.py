@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from pipeline.quant.decompose import DECOMPOSITIONS, layer_norm, softmax
-from tests.tosa.lowering_cases import run_case
+from tests.tosa.lowering_cases import run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch]
 
@@ -51,3 +51,34 @@ def test_decomposed_ops_lower_to_npu_operators_and_verify(module, shape, tables,
     assert report["passed"]
     assert report["outputs"][0]["sqnr_db_vs_float"] > 20
     assert case.ops().count("TABLE") == tables  # exp + reciprocal, or rsqrt
+
+
+def test_split_and_log_softmax_decompositions_match_torch_in_float():
+    from pipeline.quant.decompose import chunk, log_softmax, split, split_with_sizes
+
+    x = torch.randn(1, 10, 4)
+    torch.testing.assert_close(log_softmax(x, -1), torch.log_softmax(x, -1))
+    for ours, theirs in ((chunk(x, 3, 1), torch.chunk(x, 3, 1)),
+                         (split(x, 4, 1), torch.split(x, 4, 1)),
+                         (split_with_sizes(x, [3, 7], 1), torch.split(x, [3, 7], 1))):
+        assert [t.shape for t in ours] == [t.shape for t in theirs]
+        assert all(a.equal(b) for a, b in zip(ours, theirs))
+
+
+class ChunkSplitLogSoftmax(nn.Module):
+    def forward(self, x):
+        a, b = torch.chunk(x, 2, dim=1)
+        c, d = torch.split(a + b, [3, 5], dim=-1)
+        return torch.log_softmax(c, dim=-1), d
+
+
+@pytest.mark.needs_tosa_ref
+@pytest.mark.needs_vela
+def test_chunk_split_and_log_softmax_lower_verify_and_run_on_the_npu(tmp_path):
+    case, report = run_case(ChunkSplitLogSoftmax(), [((1, 8, 4, 8), 2.0)], tmp_path)
+    assert report["passed"]
+    ops = case.ops()
+    assert "SLICE" in ops and "TABLE" in ops
+    for accelerator in ("ethos-u55-128", "ethos-u85-256"):
+        figures = run_vela(case.tosa, accelerator, tmp_path / accelerator)
+        assert figures["npu_op_share"] == 1.0, accelerator
