@@ -38,7 +38,8 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
         quantize(i["model"], i["calibration"], out["model"], scheme=o["scheme"])
     elif inv.stage == "lower":
         from pipeline.stages.lower import lower
-        lower(i["model"], out["tosa"], out["io"], spec=o["spec"], where=where)
+        lower(i["model"], out["tosa"], out["io"], spec=o["spec"], input_names=o["input_names"],
+              where=where)
     elif inv.stage == "verify":
         from pipeline.stages.verify import verify
         verify(i["float_model"], i["model"], i["tosa"], i["io"], i["test_inputs"],

@@ -141,9 +141,12 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
             options={"scheme": scheme})).outputs["model"]
     name = f"{model_name}/{scheme}/{spec}"
     out = _stage_dir(build, "lower", name)
+    specs = model.input_specs or ()
+    names = [s.name for s in specs] if specs and all(s.name for s in specs) else None
     lower = plan.add(Invocation(
         "lower", name, inputs={"model": graph},
-        outputs={"tosa": out / "model.tosa", "io": out / "io.json"}, options={"spec": spec}))
+        outputs={"tosa": out / "model.tosa", "io": out / "io.json"},
+        options={"spec": spec, "input_names": names}))
     verify = plan.add(Invocation(
         "verify", name,
         inputs={"float_model": export.outputs["model"], "model": graph,

@@ -17,7 +17,13 @@ def write_json_atomic(path: Path, data: dict) -> None:
 
 
 def lower(
-    quantized: Path, out_tosa: Path, out_io: Path, *, spec: str = "TOSA-1.0+INT", where: str = ""
+    quantized: Path,
+    out_tosa: Path,
+    out_io: Path,
+    *,
+    spec: str = "TOSA-1.0+INT",
+    input_names: list[str] | None = None,
+    where: str = "",
 ) -> None:
     """Lower ``quantized`` to a TOSA flatbuffer and describe its inputs and outputs.
 
@@ -29,6 +35,8 @@ def lower(
             whose TOSA shape is the torch shape permuted by ``dim_order``) and ``torch_shape``.
             Entries follow the model's forward arguments / returned outputs.
         spec: TOSA spec, e.g. ``TOSA-1.0+INT``, ``TOSA-1.0+INT+int16``, ``TOSA-1.0+FP``.
+        input_names: names for the inputs in io.json (targets.yaml's) instead of the
+            forward() argument names; the graph's own name stays in ``tosa_name``.
         where: prefix of every user error, e.g. ``u85-linux/lower``.
 
     Raises:
@@ -40,8 +48,16 @@ def lower(
     from pipeline.tosa.lowering import lower_program
     from pipeline.tosa.spec import parse_spec
 
+    from pipeline.errors import UserError
+
     tosa_spec = parse_spec(spec, where)
     lowered = lower_program(load_program(quantized), tosa_spec, where)
+    if input_names is not None:
+        if len(input_names) != len(lowered.inputs):
+            raise UserError(f"{where}: inputs must be named once each; the model takes "
+                            f"{len(lowered.inputs)}, targets.yaml names {len(input_names)}")
+        for entry, name in zip(lowered.inputs, input_names):
+            entry["tosa_name"], entry["name"] = entry["name"], name
     serialize.write(lowered.graph, out_tosa)
     write_json_atomic(
         out_io, {"inputs": lowered.inputs, "outputs": lowered.outputs, "tosa_spec": spec}

@@ -121,7 +121,9 @@ def _run_all(float_model: Path, quantized: Path, tosa: Path, desc: dict, samples
     names = [e["name"] for e in desc["outputs"]]
     results = [[] for _ in names]
     for sample in samples:
-        feeds = {e["name"]: _to_tosa(x, e) for x, e in zip(sample, desc["inputs"])}
+        # An input renamed after targets.yaml keeps its graph tensor name in "tosa_name".
+        feeds = {e.get("tosa_name", e["name"]): _to_tosa(x, e)
+                 for x, e in zip(sample, desc["inputs"])}
         got = run_reference_model(tosa, feeds, names, where=where)
         with torch.no_grad():
             reference = _as_tuple(quant_fn(*sample))

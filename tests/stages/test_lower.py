@@ -98,3 +98,24 @@ def test_bad_spec(tmp_path):
             spec="TOSA-1.0+int16",
             where="u55/lower",
         )
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_tosa_ref
+def test_input_names_from_targets_yaml_keep_the_graph_name_for_the_reference_model(tmp_path):
+    from tests.tosa.lowering_cases import verify_case
+
+    case = lower_case(TwoInputs(), [(1, 2, 3, 4), (1, 2, 3, 4)], tmp_path)
+    lower(case.path("quantized.pt2"), case.tosa, case.path("io.json"), input_names=["a", "b"])
+    io = json.loads(case.path("io.json").read_text())
+    assert [(e["name"], e["tosa_name"]) for e in io["inputs"]] == [("a", "x"), ("b", "y")]
+    assert verify_case(case)["passed"]
+
+
+@pytest.mark.needs_torch
+def test_input_names_must_match_the_model(tmp_path):
+    case = lower_case(TwoInputs(), [(1, 2, 3, 4), (1, 2, 3, 4)], tmp_path)
+    with pytest.raises(UserError, match=r"m/lower: inputs must be named once each; the model "
+                                        r"takes 2, targets.yaml names 1"):
+        lower(case.path("quantized.pt2"), case.tosa, case.path("io.json"), input_names=["a"],
+              where="m/lower")
