@@ -20,6 +20,7 @@ from pipeline.tosa.passes import (
     fuse_rescales_pass,
     fuse_transposes_pass,
     remove_reshape_chains_pass,
+    split_permutes_pass,
 )
 from pipeline.tosa.passes.context import PassContext
 
@@ -65,6 +66,14 @@ PASSES: tuple[Pass, ...] = (
         fuse_activation_pass.run,
         "after fold_qdq (needs qparams); before annotate_layout so removed activations "
         "are never annotated.",
+    ),
+    Pass(
+        "split_permutes",
+        "fx",
+        split_permutes_pass.run,
+        "after fold_qdq, which removes the quantize/dequantize pairs between a permute and "
+        "the selects/slices reading it and leaves the qparams the new pieces copy; before "
+        "annotate_layout so the new nodes get a dim order.",
     ),
     Pass(
         "annotate_layout",
