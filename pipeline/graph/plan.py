@@ -156,7 +156,9 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     if target.npu is None:
         return ModelBuild(model_name, lower, verify, None, None)
     npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
-    name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{options_digest(npu)}"
+    # The name tells apart two ini files with equal options; the key sees only their content.
+    variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
+    name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
     out = _stage_dir(build, "vela", name)
     vela = plan.add(Invocation(
         "vela", name, inputs={"tosa": lower.outputs["tosa"], "vela_ini": target.npu.config_file},

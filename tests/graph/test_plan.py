@@ -142,3 +142,18 @@ def test_firmware_only_with_an_sdk(tmp_path):
     assert [f.stage for f in firmware] == ["firmware", "firmware"]
     assert firmware[0].inputs["artifact"] == plan.targets["d"][0].package.outputs["artifact"]
     assert "sdk/core_driver/CMakeLists.txt" in firmware[0].inputs
+
+
+def test_targets_with_different_vela_ini_files_do_not_share_vela(tmp_path):
+    from pipeline.config.vela_ini import default_vela_ini
+
+    own = tmp_path / "my_vela.ini"
+    own.write_text(default_vela_ini().read_text())
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT).replace(
+        "npu: {config: ethos-u55-128}, build_type: Debug",
+        "npu: {config: ethos-u55-128, config_file: %s}, build_type: Debug" % own))
+    plan = make_plan(load_config(path), tmp_path / "build")
+    c, d = plan.targets["c"][0].vela, plan.targets["d"][0].vela
+    assert c.task != d.task
+    assert (c.inputs["vela_ini"], d.inputs["vela_ini"]) == (default_vela_ini(), own)
