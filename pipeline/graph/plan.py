@@ -191,7 +191,7 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
 def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
               sdk: Path) -> Invocation:
     """Bare-metal firmware: the runner with one model artifact compiled in."""
-    name = f"{package.name}/{runtime.name}"
+    name = f"{package.name}/{runtime.name}/sdk-{options_digest({'sdk': str(sdk)})}"
     out = _stage_dir(build, "firmware", name)
     sdk_files = sorted(p for p in sdk.rglob("*") if p.is_file() and ".git" not in p.parts)
     return plan.add(Invocation(
