@@ -46,6 +46,8 @@ SHARED = (
     "aten.unsqueeze.default",
     "aten.upsample_nearest2d.vec",
     "aten.upsample_nearest2d.default",
+    "aten.upsample_bilinear2d.vec",  # a weighted average of its inputs
+    "aten.upsample_bilinear2d.default",
     "aten.view.default",
     "aten.reshape.default",
     "aten.flatten.using_ints",

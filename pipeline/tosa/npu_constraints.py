@@ -19,12 +19,15 @@ from tosa.Attribute import Attribute
 from tosa.AvgPool2dAttribute import AvgPool2dAttribute
 from tosa.DType import DType
 from tosa.Op import Op
+from tosa.ResizeAttribute import ResizeAttribute
+from tosa.ResizeMode import ResizeMode
 from tosa.TosaGraph import TosaGraph
 
 from pipeline.errors import UserError
 
 _OP_NAMES = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
 _DTYPE_NAMES = {v: k.lower() for k, v in vars(DType).items() if not k.startswith("_")}
+_RESIZE_MODES = {v: k for k, v in vars(ResizeMode).items() if not k.startswith("_")}
 _FLOAT_TYPES = {"fp32", "fp16", "bf16", "fp8e4m3", "fp8e5m2"}
 # Vela 5.2 "Ethos-U55 and Ethos-U65 TOSA Not Supported Operators".
 U55_UNSUPPORTED = frozenset(
@@ -62,6 +65,12 @@ def _avg_pool_attrs(raw) -> dict:
     }
 
 
+def _resize_attrs(raw) -> dict:
+    table = ResizeAttribute()
+    table.Init(raw.Bytes, raw.Pos)
+    return {"mode": _RESIZE_MODES.get(table.Mode(), "UNKNOWN")}
+
+
 def _tensor(tensors: dict, name: bytes) -> Tensor:
     """A tensor of the block, or a ``shape`` value (TOSA keeps those in a list of their own)."""
     return tensors.get(name.decode()) or Tensor(name.decode(), "shape", ())
@@ -86,6 +95,8 @@ def read_operators(path: Path) -> list[Operator]:
         attrs = {}
         if raw.AttributeType() == Attribute.AvgPool2dAttribute:
             attrs = _avg_pool_attrs(raw.Attribute())
+        elif raw.AttributeType() == Attribute.ResizeAttribute:
+            attrs = _resize_attrs(raw.Attribute())
         operators.append(
             Operator(
                 _OP_NAMES.get(raw.Op(), "UNKNOWN"),
@@ -142,6 +153,10 @@ def _u55_transpose(op: Operator):
 def _u55_resize(op: Operator):
     if op.op != "RESIZE":
         return None
+    # Vela 5.2 lists BILINEAR (followed by a RESCALE) for U55/U65, yet rejects every valid
+    # TOSA form of it ("Non-passthrough operation (Resize) could not run on NPU").
+    if op.attrs.get("mode") == "BILINEAR":
+        return "use NEAREST mode (Vela 5.2 does not compile BILINEAR for it)", "BILINEAR"
     factors = [o // i for i, o in zip(op.inputs[0].shape[1:3], op.outputs[0].shape[1:3])]
     if any(f not in (2, 4, 8) for f in factors):
         return "upscale both axes by a power of two 2..8", f"factors {factors[0]}x{factors[1]}"
