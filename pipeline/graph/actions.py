@@ -35,7 +35,8 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
                calibration_folder=Path(folder) if folder else None, where=where)
     elif inv.stage == "quantize":
         from pipeline.stages.quantize import quantize
-        quantize(i["model"], i["calibration"], out["model"], scheme=o["scheme"])
+        quantize(i["model"], i["calibration"], out["model"], scheme=o["scheme"],
+                 observer=o["observer"], where=where)
     elif inv.stage == "lower":
         from pipeline.stages.lower import lower
         lower(i["model"], out["tosa"], out["io"], spec=o["spec"], input_names=o["input_names"],
@@ -71,7 +72,7 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
                              build_type=o["build_type"], model_c=model_c, where=where,
                              ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}
-    for role, dest in out.items():
+    for dest in out.values():
         if dest.name not in by_name:
             raise AssertionError(f"runtime build did not list {dest.name}: {sorted(by_name)}")
         shutil.copyfile(by_name[dest.name], dest)

@@ -138,7 +138,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
             "quantize", name,
             inputs={"model": export.outputs["model"], "calibration": export.outputs["calibration"]},
             outputs={"model": _stage_dir(build, "quantize", name) / "model.pt2"},
-            options={"scheme": scheme})).outputs["model"]
+            options={"scheme": scheme, "observer": model.calibration.observer})).outputs["model"]
     name = f"{model_name}/{scheme}/{spec}"
     out = _stage_dir(build, "lower", name)
     specs = model.input_specs or ()

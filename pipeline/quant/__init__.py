@@ -14,6 +14,6 @@ logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
 _torchao_log = logging.getLogger("torchao")
 _level = _torchao_log.level
 _torchao_log.setLevel(logging.ERROR)
-import torchao  # noqa: E402,F401
+import torchao  # noqa: F401  (imported for its side effects, quietly)
 
 _torchao_log.setLevel(_level)

@@ -28,11 +28,15 @@ def check_samples(program: ExportedProgram, samples: Sequence, where: str) -> No
 
 
 def quantize_program(
-    program: ExportedProgram, samples: Sequence[tuple], scheme: str = "int8", where: str = ""
+    program: ExportedProgram,
+    samples: Sequence[tuple],
+    scheme: str = "int8",
+    where: str = "",
+    observer: str = "minmax",
 ) -> ExportedProgram:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample."""
     check_samples(program, samples, where)
-    quantizer = EthosUQuantizer(scheme)
+    quantizer = EthosUQuantizer(scheme, observer)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = decompose(program).module(check_guards=False)
     prepared = prepare_pt2e(module, quantizer)

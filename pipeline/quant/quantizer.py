@@ -12,9 +12,9 @@ from pipeline.quant.schemes import get_scheme
 class EthosUQuantizer(Quantizer):
     """Annotates the operators the TOSA lowering supports with the chosen scheme."""
 
-    def __init__(self, scheme: str = "int8"):
+    def __init__(self, scheme: str = "int8", observer: str = "minmax"):
         super().__init__()
-        self.scheme = get_scheme(scheme)
+        self.scheme = get_scheme(scheme, observer=observer)
 
     def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
         for node in model.graph.nodes:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 
 def quantize(
-    exported: Path, calibration: Path, out: Path, *, scheme: str = "int8", where: str = ""
+    exported: Path,
+    calibration: Path,
+    out: Path,
+    *,
+    scheme: str = "int8",
+    observer: str = "minmax",
+    where: str = "",
 ) -> None:
     """Quantize the float ExportedProgram ``exported`` and save the q/dq program to ``out``.
 
@@ -19,10 +25,11 @@ def quantize(
         out: the quantized ExportedProgram (``.pt2``), written atomically.
         scheme: ``int8`` (int8 activations, int8 per-channel weights, int32 bias) or
             ``a16w8`` (int16 symmetric activations, int8 weights).
+        observer: how activation ranges are calibrated: ``minmax`` or ``histogram`` (int8).
         where: prefix of user errors, e.g. ``u85-linux/quantize``.
 
     Raises:
-        UserError: unknown scheme, or calibration samples that do not fit the model.
+        UserError: unknown scheme or observer, or calibration samples that do not fit the model.
     """
     import torch
 
@@ -30,7 +37,7 @@ def quantize(
     from pipeline.quant.program import load_program, save_program
     from pipeline.quant.schemes import get_scheme
 
-    get_scheme(scheme, where)  # reject a bad scheme before the slow part
+    get_scheme(scheme, where, observer)  # reject a bad scheme before the slow part
     samples = torch.load(calibration, weights_only=True)
-    quantized = quantize_program(load_program(exported), samples, scheme, where)
+    quantized = quantize_program(load_program(exported), samples, scheme, where, observer)
     save_program(quantized, out)

@@ -55,6 +55,11 @@ def test_dotted_source_name(load, model_yaml):
     assert model.models["m"].source_attr == "Outer.make"
 
 
+def test_calibration_observer(load, model_yaml):
+    model = load(model_yaml(ADD + "inputs: [{shape: [1]}]\ncalibration: {observer: histogram}\n"))
+    assert model.models["m"].calibration == Calibration(samples=16, seed=1, observer="histogram")
+
+
 def test_calibration_samples_only(load, model_yaml):
     model = load(model_yaml(ADD + "inputs: [{shape: [1]}]\ncalibration: {samples: 4}\n"))
     assert model.models["m"].calibration == Calibration(samples=4, seed=1)
@@ -128,6 +133,9 @@ INVALID = [
         ("targets.yaml:5: models.m.calibration.seed: must be omitted when folder is set "
         "(calibration comes from the folder or from random samples, not both); got 3")],
         id="folder-and-seed"),
+    pytest.param(ADD + "inputs: [{shape: [1]}]\ncalibration: {observer: kl}\n", [
+        "targets.yaml:5: models.m.calibration.observer: must be one of minmax, histogram; "
+        "got 'kl'"], id="observer"),
     pytest.param(ADD + "inputs: [{shape: [1]}]\ncalibration: 16\n", [
         "targets.yaml:5: models.m.calibration: must be a mapping; got 16"], id="calibration-int"),
 ]

@@ -157,3 +157,14 @@ def test_targets_with_different_vela_ini_files_do_not_share_vela(tmp_path):
     c, d = plan.targets["c"][0].vela, plan.targets["d"][0].vela
     assert c.task != d.task
     assert (c.inputs["vela_ini"], d.inputs["vela_ini"]) == (default_vela_ini(), own)
+
+
+def test_calibration_observer_reaches_the_quantize_options(tmp_path):
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT).replace(
+        "inputs: [{shape: [1, 3, 32, 32]}]",
+        "inputs: [{shape: [1, 3, 32, 32]}]\n    calibration: {observer: histogram}"))
+    plan = make_plan(load_config(path), tmp_path / "build")
+    assert plan.invocations["quantize:cnn/int8"].options == {"scheme": "int8",
+                                                             "observer": "histogram"}
+    assert plan.invocations["quantize:add/int8"].options["observer"] == "minmax"

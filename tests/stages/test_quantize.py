@@ -28,3 +28,33 @@ def test_bad_scheme_fails_before_reading_inputs(tmp_path):
             scheme="fp8",
             where="u85/quantize",
         )
+
+
+def test_histogram_observer_is_for_int8_only(tmp_path):
+    with pytest.raises(UserError, match=r"u85/quantize: calibration observer must be minmax for "
+                                        r"a16w8; got 'histogram'"):
+        quantize(tmp_path / "missing.pt2", tmp_path / "missing.pt", tmp_path / "q.pt2",
+                 scheme="a16w8", observer="histogram", where="u85/quantize")
+
+
+@pytest.mark.needs_tosa_ref
+def test_histogram_observer_raises_sqnr_of_the_example_cnn(tmp_path):
+    """Measured through the whole chain (reference model vs float), not on observer internals."""
+    from pathlib import Path
+
+    from pipeline.stages.export import export
+    from pipeline.stages.lower import lower
+    from pipeline.stages.verify import verify
+
+    root = Path(__file__).resolve().parents[2]
+    out = export(root / "models" / "cnn.py", "SmallCNN", tmp_path,
+                 inputs=[{"shape": [1, 3, 32, 32]}], calibration_samples=16)
+    sqnr = {}
+    for observer in ("minmax", "histogram"):
+        q, tosa, io = (tmp_path / f"{observer}{s}" for s in (".pt2", ".tosa", ".json"))
+        quantize(out["model"], out["calibration"], q, observer=observer)
+        lower(q, tosa, io)
+        report = verify(out["model"], q, tosa, io, out["test_inputs"], tmp_path / f"{observer}.v")
+        assert report["passed"]
+        sqnr[observer] = report["outputs"][0]["sqnr_db_vs_float"]
+    assert sqnr["histogram"] > sqnr["minmax"] + 2.0, sqnr
