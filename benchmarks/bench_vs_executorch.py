@@ -19,7 +19,8 @@ run once on a tiny conv model so lazy imports and first-call set-up are paid by 
 `--repeat N` the flows alternate N times per model and each flow's time is its fastest run
 (the machine has 2 cores: anything else running skews a single run).
 
-- ours: the stage functions, cold (no store): export, quantize, lower, verify once per model,
+- ours: the stage functions, cold (no store): export, quantize (with the calibration observer
+  targets.yaml gives the model), lower, verify once per model,
   then vela + package per NPU. AOT time of a row = shared stages + that NPU's vela + package.
 - theirs: per NPU (its quantizer depends on the compile spec): torch.export, EthosUQuantizer +
   prepare_pt2e / calibrate / convert_pt2e, torch.export, to_edge_transform_and_lower with
@@ -272,6 +273,16 @@ class OursResult:
     calibration: list = field(default_factory=list)
 
 
+def shipped_observer(entry: ModelEntry) -> str:
+    """The calibration observer targets.yaml gives this model (``minmax`` if it is not there)."""
+    from pipeline.config import load_config
+
+    for model in load_config(ROOT / "targets.yaml").models.values():
+        if (model.source_path, model.source_attr) == (entry.path.resolve(), entry.attr):
+            return model.calibration.observer
+    return "minmax"
+
+
 def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResult:
     """Our stages, cold: export, quantize, lower, verify once; vela + package per NPU."""
     import torch
@@ -303,7 +314,7 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
                         seed=INPUT_SEED, calibration_samples=CALIBRATION_SAMPLES,
                         calibration_seed=CALIBRATION_SEED, where=where)
             timed("quantize", quantize, out["model"], out["calibration"], qdir / "model.pt2",
-                  scheme="int8", where=where)
+                  scheme="int8", observer=shipped_observer(entry), where=where)
             timed("lower", lower, qdir / "model.pt2", ldir / "model.tosa", ldir / "io.json",
                   spec="TOSA-1.0+INT", where=where)
             report_path = work / "verify.json"
