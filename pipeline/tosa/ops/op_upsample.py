@@ -22,8 +22,13 @@ def resize_parameters(in_size: int, out_size: int) -> tuple[int, int, int, int]:
     return n, d, offset, border
 
 
-@lowers("aten.upsample_nearest2d.vec", "aten.upsample_nearest2d.default")
-def visit_upsample_nearest2d(node: fx.Node, ctx: LoweringContext) -> None:
+def resize_inputs(node: fx.Node, ctx: LoweringContext) -> tuple[list, int]:
+    """RESIZE's inputs (tensor, scale, offset, border) for an integer-factor upsample, and
+    the product of the scale numerators (what BILINEAR multiplies integer values by).
+
+    Raises:
+        UnsupportedOperatorError: a non-integer factor, or input and output quantized apart.
+    """
     x = node.args[0]
     in_hw, out_hw = torch_shape(x)[2:], torch_shape(node)[2:]
     if any(o % i for i, o in zip(in_hw, out_hw)):
@@ -31,8 +36,8 @@ def visit_upsample_nearest2d(node: fx.Node, ctx: LoweringContext) -> None:
             node, f"output {tuple(out_hw)} from input {tuple(in_hw)}", "integer scale factors"
         )
     (ny, dy, oy, by), (nx, dx, ox, bx) = (resize_parameters(i, o) for i, o in zip(in_hw, out_hw))
-    x_q, out_q = ctx.qparams(x), ctx.qparams(node)
-    if x_q is not None and x_q != out_q:
+    x_q = ctx.qparams(x)
+    if x_q is not None and x_q != ctx.qparams(node):
         raise ctx.unsupported(node, "input and output quantized differently", "shared qparams")
     inputs = [
         ctx.tensor(x),
@@ -40,4 +45,10 @@ def visit_upsample_nearest2d(node: fx.Node, ctx: LoweringContext) -> None:
         ctx.const(f"{node.name}_offset", [oy, ox], "shape"),
         ctx.const(f"{node.name}_border", [by, bx], "shape"),
     ]
+    return inputs, ny * nx
+
+
+@lowers("aten.upsample_nearest2d.vec", "aten.upsample_nearest2d.default")
+def visit_upsample_nearest2d(node: fx.Node, ctx: LoweringContext) -> None:
+    inputs, _ = resize_inputs(node, ctx)
     ctx.emit("RESIZE", inputs, [ctx.define(node)], node, mode="NEAREST")

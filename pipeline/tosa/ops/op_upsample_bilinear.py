@@ -27,8 +27,8 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa import emit
-from pipeline.tosa.context import LoweringContext, torch_shape, tosa_shape
-from pipeline.tosa.ops.op_upsample import resize_parameters
+from pipeline.tosa.context import LoweringContext, tosa_shape
+from pipeline.tosa.ops.op_upsample import resize_inputs
 from pipeline.tosa.registry import lowers
 
 ACCUMULATOR = {"int8": "int32", "int16": "int48"}
@@ -40,23 +40,10 @@ def visit_upsample_bilinear2d(node: fx.Node, ctx: LoweringContext) -> None:
     align_corners = node.args[2] if len(node.args) > 2 else node.kwargs.get("align_corners")
     if align_corners:
         raise ctx.unsupported(node, "align_corners=True", "align_corners=False")
-    in_hw, out_hw = torch_shape(x)[2:], torch_shape(node)[2:]
-    if any(o % i for i, o in zip(in_hw, out_hw)):
-        raise ctx.unsupported(
-            node, f"output {tuple(out_hw)} from input {tuple(in_hw)}", "integer scale factors"
-        )
-    (ny, dy, oy, by), (nx, dx, ox, bx) = (resize_parameters(i, o) for i, o in zip(in_hw, out_hw))
     x_q, out_q = ctx.qparams(x), ctx.qparams(node)
-    if x_q is not None and x_q != out_q:
-        raise ctx.unsupported(node, "input and output quantized differently", "shared qparams")
     if x_q is not None and x_q.dtype not in ACCUMULATOR:
         raise ctx.unsupported(node, f"{x_q.dtype} input", "int8 or int16 input")
-    inputs = [
-        ctx.tensor(x),
-        ctx.const(f"{node.name}_scale", [ny, dy, nx, dx], "shape"),
-        ctx.const(f"{node.name}_offset", [oy, ox], "shape"),
-        ctx.const(f"{node.name}_border", [by, bx], "shape"),
-    ]
+    inputs, weight_sum = resize_inputs(node, ctx)
     if x_q is None:  # FP profile: the interpolation itself
         ctx.emit("RESIZE", inputs, [ctx.define(node)], node, mode="BILINEAR")
         return
@@ -66,7 +53,7 @@ def visit_upsample_bilinear2d(node: fx.Node, ctx: LoweringContext) -> None:
         ctx,
         node,
         wide,
-        [1.0 / (ny * nx)],
+        [1.0 / weight_sum],
         in_zp=0,
         out_zp=0,
         out_dtype=out_q.dtype,
