@@ -105,6 +105,32 @@ class TosaGraph:
             operator.inputs = [new if n == old else n for n in operator.inputs]
         self.outputs = [new if n == old else n for n in self.outputs]
 
+    def bypass(self, operator: Operator) -> bool:
+        """Remove an operator whose output equals its first input, rewiring its readers.
+
+        Returns False (and keeps it) when that would make a graph output the same tensor as a
+        graph input or another output: every graph output must stay a distinct tensor.
+        """
+        src, out = operator.inputs[0], operator.outputs[0]
+        if self.is_graph_output(out) and (src in self.inputs or self.is_graph_output(src)):
+            return False
+        self.operators.remove(operator)
+        self.replace_uses(out, src)
+        return True
+
+    def rewrite(self, op: str, *rules) -> None:
+        """Apply ``rule(graph, operator) -> changed`` to every ``op`` operator until none
+        changes anything, then drop the tensors nobody uses any more."""
+        changed = True
+        while changed:
+            changed = any(
+                rule(self, o)
+                for o in list(self.operators)
+                if o.op == op and o in self.operators
+                for rule in rules
+            )
+        self.remove_unused_tensors()
+
     def remove_unused_tensors(self) -> None:
         used = {n for o in self.operators for n in (*o.inputs, *o.outputs)}
         used |= set(self.inputs) | set(self.outputs)

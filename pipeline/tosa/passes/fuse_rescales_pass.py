@@ -52,19 +52,8 @@ def _drop_identity(graph: TosaGraph, op: Operator) -> bool:
         return False
     if _zp(graph, op.inputs[3]) != _zp(graph, op.inputs[4]):
         return False
-    if graph.is_graph_output(out) and (src in graph.inputs or graph.is_graph_output(src)):
-        return False
-    graph.operators.remove(op)
-    graph.replace_uses(out, src)
-    return True
+    return graph.bypass(op)
 
 
 def run(graph: TosaGraph) -> None:
-    changed = True
-    while changed:
-        changed = any(
-            _fuse_into(graph, op) or _drop_identity(graph, op)
-            for op in list(graph.operators)
-            if op.op == "RESCALE" and op in graph.operators
-        )
-    graph.remove_unused_tensors()
+    graph.rewrite("RESCALE", _fuse_into, _drop_identity)

@@ -21,20 +21,10 @@ def _fuse(graph: TosaGraph, op: Operator) -> bool:
     graph.operators.remove(inner)
     op.inputs[0] = inner.inputs[0]
     op.attrs["perms"] = perm
-    src, out = op.inputs[0], op.outputs[0]
-    keep = graph.is_graph_output(out) and (src in graph.inputs or graph.is_graph_output(src))
-    if perm == sorted(perm) and not keep:  # the graph's output must stay a distinct tensor
-        graph.operators.remove(op)
-        graph.replace_uses(out, src)
+    if perm == sorted(perm):  # the pair cancels out
+        graph.bypass(op)
     return True
 
 
 def run(graph: TosaGraph) -> None:
-    changed = True
-    while changed:
-        changed = any(
-            _fuse(graph, op)
-            for op in list(graph.operators)
-            if op.op == "TRANSPOSE" and op in graph.operators
-        )
-    graph.remove_unused_tensors()
+    graph.rewrite("TRANSPOSE", _fuse)

@@ -13,13 +13,7 @@ from pipeline.tosa.graph import Operator, TosaGraph
 def _bypass(graph: TosaGraph, op: Operator) -> bool:
     """Remove a RESHAPE to the same shape, rewiring its readers; False if it must stay."""
     src, out = op.inputs[0], op.outputs[0]
-    if graph.tensors[src].shape != graph.tensors[out].shape:
-        return False
-    if graph.is_graph_output(out) and (src in graph.inputs or graph.is_graph_output(src)):
-        return False  # the graph's output must stay a distinct tensor
-    graph.operators.remove(op)
-    graph.replace_uses(out, src)
-    return True
+    return graph.tensors[src].shape == graph.tensors[out].shape and graph.bypass(op)
 
 
 def _merge_with_producer(graph: TosaGraph, op: Operator) -> bool:
@@ -36,11 +30,4 @@ def _merge_with_producer(graph: TosaGraph, op: Operator) -> bool:
 
 
 def run(graph: TosaGraph) -> None:
-    changed = True
-    while changed:
-        changed = any(
-            _merge_with_producer(graph, op) or _bypass(graph, op)
-            for op in list(graph.operators)
-            if op.op == "RESHAPE" and op in graph.operators
-        )
-    graph.remove_unused_tensors()
+    graph.rewrite("RESHAPE", _merge_with_producer, _bypass)
