@@ -21,6 +21,7 @@ import torch
 from torch import fx
 
 from pipeline.tosa.emit import same_quantization
+from pipeline.tosa.ops.op_permute import torch_permutation
 from pipeline.tosa.passes.context import PassContext
 
 _PERMUTES = ("aten.permute.default", "aten.transpose.int")
@@ -31,15 +32,6 @@ _aten = torch.ops.aten
 def _rank(node) -> int | None:
     value = node.meta.get("val") if isinstance(node, fx.Node) else None
     return value.dim() if isinstance(value, torch.Tensor) else None
-
-
-def _permutation(node: fx.Node, rank: int) -> list[int]:
-    if str(node.target) == "aten.transpose.int":
-        a, b = int(node.args[1]) % rank, int(node.args[2]) % rank
-        perm = list(range(rank))
-        perm[a], perm[b] = b, a
-        return perm
-    return [int(d) % rank for d in node.args[1]]
 
 
 def _picked_dim(user: fx.Node, permute: fx.Node, rank: int) -> int | None:
@@ -71,7 +63,7 @@ def _rewritable(permute: fx.Node) -> tuple[list[int], int] | None:
         return None  # slices keep the rank: n transposes of the same rank for one
     if not _same_quantization([source, permute, *users]):
         return None
-    return _permutation(permute, rank), dims.pop()
+    return torch_permutation(permute), dims.pop()
 
 
 def _split(gm: fx.GraphModule, permute: fx.Node, perm: list[int], d: int) -> None:
