@@ -9,6 +9,7 @@ output, which lets the lowering fold the activation into the producer's RESCALE.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 from torch import fx
@@ -23,6 +24,8 @@ from pipeline.tosa.ops.op_table import TABLE_TARGETS as TABLES
 
 KEY = "quantization_annotation"
 WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
+# Matrix products whose second operand may be a [in, out] weight: x @ W, mm, addmm(b, x, W).
+PRODUCTS = ("aten.matmul.default", "aten.mm.default", "aten.addmm.default")
 ACTIVATIONS = (
     "aten.relu.default",
     "aten.relu6.default",
@@ -114,18 +117,40 @@ def annotate_weighted(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
+def _is_weight(node) -> bool:
+    is_constant = isinstance(node, fx.Node) and node.op == "get_attr" and "val" in node.meta
+    return is_constant and node.meta["val"].dim() == 2
+
+
+def annotate_weight_product(node: fx.Node, scheme: QuantScheme) -> bool:
+    """``x @ W``, ``mm(x, W)``, ``addmm(b, x, W)`` with a parameter ``W`` [in, out]: a linear
+    layer (the lowering's 1x1 CONV2D), so ``W`` is per-channel along its output axis 1."""
+    if not _is(node, PRODUCTS):
+        return False
+    addmm = str(node.target) == "aten.addmm.default"
+    bias, (x, weight) = (node.args[0], node.args[1:3]) if addmm else (None, node.args[:2])
+    if not _is_weight(weight):
+        return False
+    inputs = {x: scheme.activation, weight: replace(scheme.weight, ch_axis=1)}
+    if isinstance(bias, fx.Node):
+        inputs[bias] = _bias_spec(x, weight, node)
+    _mark_output(node, inputs, scheme)
+    return True
+
+
 BINARY = (
     "aten.add.Tensor",
     "aten.sub.Tensor",
     "aten.mul.Tensor",
     "aten.matmul.default",
+    "aten.mm.default",
     "aten.bmm.default",
     "aten.div.Tensor",
 )
 
 
 def annotate_binary(node: fx.Node, scheme: QuantScheme) -> bool:
-    """add/sub/mul/div/matmul: each tensor operand and the output (or its activation) get
+    """add/sub/mul/div/matmul/mm: each tensor operand and the output (or its activation) get
     their own qparams; the lowering rescales operands (and folds scalar operands) itself."""
     if not _is(node, BINARY):
         return False
@@ -153,11 +178,36 @@ def annotate_table(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-def annotate_cat(node: fx.Node, scheme: QuantScheme) -> bool:
-    """cat: every input and the output share the first input's qparams (no RESCALE)."""
-    if not _is(node, ("aten.cat.default",)):
+# Reductions whose result leaves the input's range: the output gets its own qparams (the
+# lowering sums in int32 and rescales once into them).
+REDUCTIONS = ("aten.sum.dim_IntList", "aten.sum.default")
+
+
+def annotate_reduction(node: fx.Node, scheme: QuantScheme) -> bool:
+    if not _is(node, REDUCTIONS) or not isinstance(node.args[0], fx.Node):
         return False
-    tensors = [t for t in node.args[0] if isinstance(t, fx.Node)]
+    _mark_output(node, {node.args[0]: scheme.activation}, scheme)
+    return True
+
+
+# Ops whose inputs and output all share the first input's qparams, so the integer operator
+# only moves or compares values: exact, for minimum/maximum the output is one of the inputs
+# bit for bit. An input quantized otherwise gets a dq -> q pair in torch's graph (one RESCALE).
+SHARED_INPUTS = {
+    "aten.cat.default": lambda node: node.args[0],
+    "aten.minimum.default": lambda node: node.args[:2],
+    "aten.maximum.default": lambda node: node.args[:2],
+    "aten.clamp_min.Tensor": lambda node: node.args[:2],
+    "aten.clamp_max.Tensor": lambda node: node.args[:2],
+}
+
+
+def annotate_shared_inputs(node: fx.Node, scheme: QuantScheme) -> bool:
+    """cat/minimum/maximum/clamp by a tensor: every input and the output share the first
+    input's qparams."""
+    if not _is(node, SHARED_INPUTS):
+        return False
+    tensors = [t for t in SHARED_INPUTS[str(node.target)](node) if isinstance(t, fx.Node)]
     shared = SharedQuantizationSpec((tensors[0], node))
     inputs = {t: shared for t in tensors if t is not tensors[0]}
     _mark(node, {tensors[0]: scheme.activation, **inputs}, shared)
@@ -166,8 +216,10 @@ def annotate_cat(node: fx.Node, scheme: QuantScheme) -> bool:
 
 ANNOTATORS: tuple[Callable[[fx.Node, QuantScheme], bool], ...] = (
     annotate_weighted,  # before annotate_shared: it claims the activation that follows
+    annotate_weight_product,  # likewise; and before annotate_binary, which claims x @ y
     annotate_binary,  # likewise
-    annotate_cat,
+    annotate_shared_inputs,
+    annotate_reduction,  # likewise
     annotate_table,
     annotate_shared,
 )

@@ -43,3 +43,41 @@ def test_shared_and_unsupported_ops():
     assert isinstance(nodes["flatten"].output_qspec, SharedQuantizationSpec)
     assert len(nodes["add"].input_qspec_map) == 2
     assert nodes["cumsum"] is None  # left float: the lowering reports it, never a fallback
+
+
+class Products(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.rand(4, 3)), nn.Parameter(torch.rand(3))
+
+    def forward(self, x, y):
+        weighted = torch.addmm(self.bias, x, self.weight) + x @ self.weight
+        return torch.minimum(torch.mm(x, y), weighted).sum(-1)
+
+
+def test_products_min_and_sum():
+    """addmm/x @ W with a parameter W [in, out]: W per channel along axis 1, bias derived;
+    mm of activations like other binaries; minimum shares; sum gets its own output."""
+    from torchao.quantization.pt2e.quantizer import (
+        DerivedQuantizationSpec,
+        SharedQuantizationSpec,
+    )
+
+    from pipeline.quant.annotators import KEY
+    from pipeline.quant.quantizer import EthosUQuantizer
+
+    x, y = torch.rand(2, 4), torch.rand(4, 3)
+    module = torch.export.export(Products(), (x, y)).module(check_guards=False)
+    EthosUQuantizer("int8").annotate(module)
+    nodes = {n.name: n for n in module.graph.nodes}
+    for name in ("addmm", "matmul"):
+        specs = nodes[name].meta[KEY].input_qspec_map
+        assert specs[nodes["weight"]].ch_axis == 1
+    assert isinstance(
+        nodes["addmm"].meta[KEY].input_qspec_map[nodes["bias"]], DerivedQuantizationSpec
+    )
+    assert len(nodes["mm"].meta[KEY].input_qspec_map) == 2
+    minimum = nodes["minimum"].meta[KEY]
+    assert isinstance(minimum.output_qspec, SharedQuantizationSpec)
+    assert isinstance(minimum.input_qspec_map[nodes["add"]], SharedQuantizationSpec)
+    assert nodes["sum_1"].meta[KEY].output_qspec is not None

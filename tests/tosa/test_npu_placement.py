@@ -23,6 +23,19 @@ class Fn(nn.Module):
         return self.fn(self.layers, *xs)
 
 
+class Weighted(nn.Module):
+    """``fn(x, W, b)`` with a parameter W [16, 8] (a linear weight transposed) and bias b [8]."""
+
+    def __init__(self, fn):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fn = fn
+        self.weight, self.bias = nn.Parameter(torch.randn(16, 8) / 4), nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        return self.fn(x, self.weight, self.bias)
+
+
 IMAGE, TOKENS = (1, 8, 8, 8), (1, 6, 16)
 CASES = {
     "depthwise_multiplier2": (nn.Conv2d(8, 16, 3, padding=1, groups=8), [IMAGE]),
@@ -44,6 +57,14 @@ CASES = {
     "matmul_attention": (Fn(lambda m, q, k: q @ k.transpose(-2, -1)), [(1, 2, 6, 8), (1, 2, 6, 8)]),
     "upsample_x2": (nn.Upsample(scale_factor=2), [IMAGE]),
     "select_slice": (Fn(lambda m, x: x.unbind(1)[0][:, 2:] + 0.25), [(1, 3, 6, 8)]),
+    "minimum_broadcast": (Fn(lambda m, x, y: torch.minimum(x, y)), [IMAGE, (1, 8, 1, 1)]),
+    "maximum_tokens": (Fn(lambda m, x, y: torch.maximum(x, y)), [TOKENS, TOKENS]),
+    "sum_hw": (Fn(lambda m, x: x.sum((2, 3))), [IMAGE]),
+    "sum_tokens_keepdim": (Fn(lambda m, x: x.sum(-1, keepdim=True)), [TOKENS]),
+    "sum_all": (Fn(lambda m, x: x.sum()), [TOKENS]),
+    "x_at_weights": (Weighted(lambda x, w, b: x @ w), [TOKENS]),
+    "addmm_weights": (Weighted(lambda x, w, b: torch.addmm(b, x, w)), [(4, 16)]),
+    "mm_activations": (Fn(lambda m, x, y: torch.mm(x, y)), [(6, 16), (16, 8)]),
 }
 
 

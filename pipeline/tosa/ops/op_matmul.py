@@ -1,10 +1,11 @@
-"""aten.matmul / bmm of two activations -> MATMUL (+ RESCALE when quantized).
+"""aten.matmul / bmm / mm of two activations -> MATMUL (+ RESCALE when quantized).
 
 TOSA MATMUL is ``[N, H, C] x [N, C, W] -> [N, H, W]`` with int32 results (int8 inputs, zero
 points as operands) or int48 (int16), in units of ``a_scale * b_scale``; one RESCALE moves it
 to the output's qparams. Leading batch dims are flattened into N (they must be equal: no
 broadcasting), and operands are first put in torch's dim order (4-D values are NHWC).
-Linear layers with constant weights never come here (see op_linear.py).
+Linear layers with constant weights never come here (see op_linear.py); ``x @ W`` with a
+constant [in, out] ``W`` is one too and goes to op_mm.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from torch import fx
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.conv import ACC_TYPES
+from pipeline.tosa.ops.op_mm import visit_weighted_product
 from pipeline.tosa.registry import lowers
 
 
@@ -29,9 +31,12 @@ def _as_rank3(ctx: LoweringContext, node: fx.Node, x: fx.Node) -> str:
 def visit_matmul(node: fx.Node, ctx: LoweringContext) -> None:
     a, b = node.args[0], node.args[1]
     shape_a, shape_b = torch_shape(a), torch_shape(b)
-    if len(shape_a) < 3 or shape_a[:-2] != shape_b[:-2]:
+    if ctx.const_value(b) is not None and len(shape_b) == 2:
+        visit_weighted_product(node, ctx, a, b, None)
+        return
+    if len(shape_a) < 2 or shape_a[:-2] != shape_b[:-2]:
         raise ctx.unsupported(
-            node, f"operands {shape_a} and {shape_b}", "operands of rank >= 3, equal batch dims"
+            node, f"operands {shape_a} and {shape_b}", "operands of rank >= 2, equal batch dims"
         )
     qa, qb, out_q = ctx.qparams(a), ctx.qparams(b), ctx.qparams(node)
     batch, rows, cols = math.prod(shape_a[:-2]), shape_a[-2], shape_b[-1]
