@@ -1,4 +1,6 @@
-"""Rewrite composite operators into ones the quantizer annotates, before quantization.
+"""Rewrite composite operators into ones the quantizer annotates and the lowering has visitors
+for: before quantization (``flow.py``), and for float programs in the lowering driver
+(``pipeline/tosa/lowering.py``, FP profile), so both profiles lower the same primitives.
 
 softmax and layer_norm have no single integer TOSA operator; written out in primitives
 (mean, sub, mul, exp/reciprocal/rsqrt/log), every intermediate gets its own observed qparams

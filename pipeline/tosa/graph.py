@@ -54,8 +54,8 @@ class TosaGraph:
             name, i = f"{hint}_{i}", i + 1
         return name
 
-    def _add(self, tensor: Tensor, where: str) -> str:
-        if not self.spec.supports_dtype(tensor.dtype):
+    def _add(self, tensor: Tensor, where: str, any_profile: bool = False) -> str:
+        if not any_profile and not self.spec.supports_dtype(tensor.dtype):
             raise UserError(
                 f"{where}: tensor {tensor.name} type must be one of "
                 f"{', '.join(self.spec.allowed_dtypes())} for {self.spec}; "
@@ -73,11 +73,18 @@ class TosaGraph:
         """An intermediate (non-constant) tensor; returns its unique name."""
         return self._add(Tensor(self._unique(hint), tuple(shape), dtype), where or hint)
 
-    def add_const(self, hint: str, data, dtype: str, where: str = "") -> str:
-        """A constant tensor holding ``data`` (array-like); returns its unique name."""
+    def add_const(
+        self, hint: str, data, dtype: str, where: str = "", any_profile: bool = False
+    ) -> str:
+        """A constant tensor holding ``data`` (array-like); returns its unique name.
+
+        ``any_profile``: an operand whose type the operator fixes in every profile (MUL's
+        int8 ``shift`` also in an FP-only graph), so the spec's tensor types do not apply.
+        """
         array = np.asarray(data)
         shape = (len(array),) if dtype == "shape" else array.shape
-        return self._add(Tensor(self._unique(hint), tuple(shape), dtype, array), where or hint)
+        tensor = Tensor(self._unique(hint), tuple(shape), dtype, array)
+        return self._add(tensor, where or hint, any_profile)
 
     def add_op(
         self, op: str, inputs: list[str], outputs: list[str], location: str = "", **attrs

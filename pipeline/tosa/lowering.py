@@ -1,4 +1,12 @@
-"""The lowering driver: ExportedProgram -> FX passes -> operator visitors -> TOSA passes.
+"""The lowering driver: ExportedProgram -> decompositions -> FX passes -> operator visitors ->
+TOSA passes.
+
+Composite operators (softmax, log_softmax, layer_norm, unbind/split/chunk) have no visitor;
+they are written out in primitives by ``pipeline/quant/decompose.py``. The quantize flow does
+that before quantization (each primitive gets its own qparams); a float program for an +FP
+spec comes here undecomposed, so the driver applies the same decompositions (a no-op for a
+quantized program). torch keeps each decomposed node's stack trace, so errors still name the
+user's line.
 
 The result is a ``TosaGraph`` plus the description of its inputs and outputs (names, types,
 shapes, quantization and dimension order) that io.json records.
@@ -12,6 +20,7 @@ from torch import fx
 from torch.export import ExportedProgram
 
 from pipeline.errors import UserError
+from pipeline.quant.decompose import decompose
 from pipeline.tosa import layout, registry
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
 from pipeline.tosa.graph import TosaGraph
@@ -106,14 +115,16 @@ def _visit(gm: fx.GraphModule, ctx: LoweringContext, user_inputs: list[str]) -> 
 
 
 def lower_program(program: ExportedProgram, spec: TosaSpec, where: str = "") -> Lowered:
-    """Lower ``program`` (mutated in place) to a TOSA graph valid for ``spec``.
+    """Lower ``program`` (mutated in place unless it holds composite operators, which are
+    decomposed into a new program first) to a TOSA graph valid for ``spec``.
 
     Raises:
         UnsupportedOperatorError: an operator (or a configuration of one) has no lowering.
         UserError: a tensor type the spec does not allow, or inconsistent quantization.
     """
+    _check_quantized(program.graph_module, spec, where)
+    program = decompose(program)
     gm = program.graph_module
-    _check_quantized(gm, spec, where)
     user_inputs = attach_constants(program)
     pass_ctx = PassContext(spec, where)
     for entry in FX_PASSES:

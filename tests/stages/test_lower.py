@@ -119,3 +119,11 @@ def test_input_names_must_match_the_model(tmp_path):
                                         r"takes 2, targets.yaml names 1"):
         lower(case.path("quantized.pt2"), case.tosa, case.path("io.json"), input_names=["a"],
               where="m/lower")
+
+
+def test_lower_stage_code_version_covers_the_decompositions_it_runs():
+    """lower_program decomposes float programs with quant/decompose.py: a change there must
+    re-run the lower stage (its cache key hashes the stage's code files)."""
+    from pipeline.graph.plan import code_files
+
+    assert REPO / "pipeline" / "quant" / "decompose.py" in code_files("lower")

@@ -1,8 +1,10 @@
 """aten.mul.Tensor -> MUL (int: both inputs widened to int32 without their zero points, MUL,
 one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/elementwise.py``).
 
-Division by a scalar is times its reciprocal. Times a positive scalar is only a RESCALE (the factor joins the scale); times a negative one
-negates the widened input with a SUB from 0 first, since RESCALE scales are non-negative.
+Division by a scalar is times its reciprocal. Times a positive scalar is only a RESCALE (the
+factor joins the scale); times a negative one negates the widened input with a SUB from 0
+first, since RESCALE scales are non-negative. Float (FP profile): one MUL, whose int8 shift
+operand TOSA keeps in every profile (``fp_emit.mul_shift``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from torch import fx
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.elementwise import check_operands, narrow, ranked, scalar_const, widen
+from pipeline.tosa.fp_emit import mul_shift
 from pipeline.tosa.registry import lowers
 
 
@@ -38,8 +41,8 @@ def visit_div(node: fx.Node, ctx: LoweringContext) -> None:
     if isinstance(b, fx.Node) or b == 0 or node.kwargs.get("rounding_mode") is not None:
         raise ctx.unsupported(node, "a tensor or zero divisor", "division by a non-zero number")
     if ctx.qparams(node) is None:
-        shift = ctx.const(f"{node.name}_shift", [0], "int8")
         factor = scalar_const(ctx, node, 1.0 / b, "fp32")
+        shift = mul_shift(ctx, node)
         ctx.emit("MUL", [ranked(ctx, node, a), factor, shift], [ctx.define(node)], node)
         return
     _times_scalar(node, ctx, a, 1.0 / float(b))
@@ -49,9 +52,7 @@ def visit_div(node: fx.Node, ctx: LoweringContext) -> None:
 def visit_mul(node: fx.Node, ctx: LoweringContext) -> None:
     a, b = check_operands(node, ctx)
     out_q = ctx.qparams(node)
-    if not ctx.spec.supports_dtype("int8"):  # MUL's shift operand is int8 in every profile
-        raise ctx.unsupported(node, f"the {ctx.spec} spec", "a spec with int8 (+INT)")
-    shift = ctx.const(f"{node.name}_shift", [0], "int8")
+    shift = mul_shift(ctx, node)
     if out_q is None:
         other = (
             ranked(ctx, node, b) if isinstance(b, fx.Node) else scalar_const(ctx, node, b, "fp32")

@@ -12,6 +12,9 @@ result ``(table[i] << 7) + (table[i + 1] - table[i]) * fraction``, so a RESCALE 
 brings it back to the output's int16 qparams. The interpolation is exact at every 128th
 input and otherwise off by a fraction of an LSB for smooth functions (steep ones - sqrt or
 reciprocal near 0 - are off by more, which verification reports).
+
+A float program (FP profile) has no table: each function is written out in TOSA FP operators
+(SIGMOID, ERF, TANH, EXP, ...) by ``pipeline/tosa/fp_emit.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from torch import fx
 
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext
+from pipeline.tosa.fp_emit import emit_float_unary
 from pipeline.tosa.registry import lowers
 
 TABLE_TARGETS = (
@@ -82,17 +86,8 @@ def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
 def visit_table(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
     x_q, out_q = ctx.qparams(x), ctx.qparams(node)
-    if x_q is None and out_q is None:
-        if str(node.target) not in (
-            "aten.sigmoid.default",
-            "aten.tanh.default",
-            "aten.exp.default",
-        ):
-            raise ctx.unsupported(node, "a float input", "int8 input and output (TABLE)")
-        op = {"aten.sigmoid.default": "SIGMOID", "aten.tanh.default": "TANH"}.get(
-            str(node.target), "EXP"
-        )
-        ctx.emit(op, [ctx.tensor(x)], [ctx.define(node)], node)
+    if x_q is None and out_q is None:  # FP profile: the function in float operators
+        emit_float_unary(node, ctx)
         return
     types = (x_q.dtype if x_q else "float", out_q.dtype if out_q else "float")
     if types == ("int16", "int16"):

@@ -96,3 +96,10 @@ def test_adaptive_windows_match_torch():
 def test_avg_pool2d_unsupported_configurations(module, detail, tmp_path):
     with pytest.raises(UnsupportedOperatorError, match=detail):
         run_case(module, [(1, 2, 10, 10)], tmp_path)
+
+
+@pytest.mark.parametrize("module, shape", SHAPES)
+def test_avg_pool2d_fp32_matches_torch(module, shape, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, FP)
+    assert report["passed"]
+    assert case.ops() == ["AVG_POOL2D"]

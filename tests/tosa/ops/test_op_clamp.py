@@ -40,3 +40,11 @@ def test_activation_other_types(dtype, tmp_path):
     case, report = run_case(Act(nn.functional.relu6), [((1, 4, 6, 6), 8.0)], tmp_path, dtype)
     assert report["passed"]
     assert case.ops() == ["CLAMP"]
+
+
+@pytest.mark.parametrize("fn", ACTIVATIONS)
+def test_activation_fp32_is_one_clamp(fn, tmp_path):
+    case, report = run_case(Act(fn), [((1, 4, 6, 6), 8.0)], tmp_path, FP)
+    assert report["passed"]
+    assert report["outputs"][0]["max_abs_diff"] == 0.0
+    assert case.ops() == ["CLAMP"]

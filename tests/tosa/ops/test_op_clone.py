@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import INT8, run_case
+from tests.tosa.lowering_cases import FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -25,4 +25,16 @@ def test_clone_adds_no_operator(tmp_path):
     assert report["passed"]
     quantized = load_program(case.path("quantized.pt2"))
     assert any(str(n.target) == "aten.clone.default" for n in quantized.graph.nodes)
+    assert "IDENTITY" not in case.ops()
+
+
+def test_clone_adds_no_operator_in_float(tmp_path):
+    """For the FP profile the lowering decomposes the softmax itself: the clone appears there."""
+    from pipeline.quant.decompose import decompose
+    from pipeline.quant.program import load_program
+
+    case, report = run_case(MergeHeads(), [(1, 2, 6, 4)], tmp_path, FP)
+    assert report["passed"]
+    decomposed = decompose(load_program(case.path("model.pt2")))
+    assert any(str(n.target) == "aten.clone.default" for n in decomposed.graph.nodes)
     assert "IDENTITY" not in case.ops()

@@ -4,7 +4,7 @@ import pytest
 from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError
-from tests.tosa.lowering_cases import A16W8, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -50,6 +50,24 @@ def test_division_by_a_number_is_a_rescale(dtype, tmp_path):
     case, report = run_case(Divide(), [((1, 4, 5, 6), 3.0)], tmp_path, dtype)
     assert report["passed"]
     assert case.ops() == ["RESCALE"]
+
+
+@pytest.mark.parametrize(
+    "module, shapes",
+    [
+        pytest.param(Mul(), [(1, 4, 5, 6), ((1, 4, 5, 6), 3.0)], id="nchw"),
+        pytest.param(Mul(), [(1, 4, 5, 6), ((1, 4, 1, 1), 0.5)], id="broadcast_hw_gating"),
+        pytest.param(Mul(), [(2, 3, 8), ((8,), 2.0)], id="broadcast_lower_rank"),
+        pytest.param(Scale(-2.0), [(2, 7)], id="negative_scalar"),
+        pytest.param(Divide(), [((1, 4, 5, 6), 3.0)], id="divide_by_number"),
+    ],
+)
+def test_mul_fp32_is_one_mul(module, shapes, tmp_path):
+    """One MUL whose int8 shift operand TOSA keeps in every profile, FP-only graphs too."""
+    case, report = run_case(module, shapes, tmp_path, FP)
+    assert report["passed"]
+    assert report["outputs"][0]["max_abs_diff"] == 0.0
+    assert case.ops()[-1] == "MUL" and case.ops().count("MUL") == 1
 
 
 def test_mul_by_zero_is_unsupported(tmp_path):

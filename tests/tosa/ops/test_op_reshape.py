@@ -45,3 +45,11 @@ def test_reshape_fp32_matches_torch(tmp_path):
     case, report = run_case(Reshape(lambda x: torch.flatten(x, 1)), [(1, 4, 3, 5)], tmp_path, FP)
     assert report["passed"]
     assert case.ops() == ["TRANSPOSE", "RESHAPE"]
+
+
+@pytest.mark.parametrize("fn, shape, ops", SHAPES)
+def test_reshapes_fp32_move_data_like_int8(fn, shape, ops, tmp_path):
+    case, report = run_case(Reshape(fn), [shape], tmp_path, FP)
+    assert report["passed"]
+    assert report["outputs"][0]["max_abs_diff"] == 0.0
+    assert case.ops() == ops

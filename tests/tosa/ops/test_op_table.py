@@ -1,11 +1,11 @@
-"""TABLE (int8 gelu, sigmoid, tanh, hardswish, silu, ...): reference model against torch."""
+"""TABLE (int8 gelu, sigmoid, tanh, hardswish, silu, ...) and their float forms (FP profile):
+reference model against torch."""
 
 import pytest
 import torch
 from torch import nn
 
-from pipeline.errors import UnsupportedOperatorError
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, random_inputs, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -51,10 +51,61 @@ def test_table_int8_matches_torch_exactly(module, shape, tmp_path):
     assert case.ops()[-1] == "TABLE"
 
 
-def test_sigmoid_fp32_is_a_sigmoid(tmp_path):
-    case, report = run_case(nn.Sigmoid(), [(1, 4, 5, 6)], tmp_path, FP)
+def positive(fn):
+    """``fn`` on inputs moved into its domain (log, sqrt, rsqrt, reciprocal)."""
+    return Unary(lambda x: fn(torch.abs(x) + 0.05))
+
+
+# One case per TABLE target (test_every_table_target_has_a_float_case checks): the float form
+# in TOSA FP operators, compared with torch within verify's FP tolerance.
+FLOAT_CASES = [
+    pytest.param(nn.GELU(), ((1, 4, 5, 6), 4.0), ["MUL", "ERF", "ADD", "MUL", "MUL"], id="gelu_erf"),
+    pytest.param(nn.GELU("tanh"), ((2, 16), 4.0), ["MUL", "MUL", "ADD", "MUL", "TANH", "ADD", "MUL", "MUL"], id="gelu_tanh_rank2"),
+    pytest.param(nn.Sigmoid(), ((1, 4, 5, 6), 6.0), ["SIGMOID"], id="sigmoid"),
+    pytest.param(nn.Tanh(), ((1, 8), 3.0), ["TANH"], id="tanh"),
+    pytest.param(nn.Hardswish(), ((1, 4, 5, 6), 5.0), ["MUL", "ADD", "CLAMP", "MUL"], id="hardswish"),
+    pytest.param(nn.Hardsigmoid(), ((1, 4, 5, 6), 5.0), ["MUL", "ADD", "CLAMP"], id="hardsigmoid"),
+    pytest.param(ConvThen(nn.SiLU()), (1, 3, 8, 8), ["CONV2D", "SIGMOID", "MUL"], id="conv_silu"),
+    pytest.param(nn.ELU(), ((1, 4, 5, 6), 3.0), ["CLAMP", "EXP", "ADD", "MUL", "CLAMP", "ADD"], id="elu"),
+    pytest.param(Unary(lambda x: torch.ops.aten.elu(x, 0.5, 2.0, 1.5)), ((2, 16), 3.0), None, id="elu_scaled"),
+    pytest.param(nn.LeakyReLU(0.1), ((1, 4, 5, 6), 2.0), ["MUL", "MAXIMUM"], id="leaky_relu"),
+    pytest.param(nn.LeakyReLU(-0.5), ((2, 16), 2.0), ["MUL", "MAXIMUM"], id="leaky_relu_negative"),
+    pytest.param(nn.LeakyReLU(3.0), ((2, 16), 2.0), ["MUL", "MINIMUM"], id="leaky_relu_steep"),
+    pytest.param(Unary(torch.exp), ((1, 4, 5, 6), 4.0), ["EXP"], id="exp"),
+    pytest.param(positive(torch.reciprocal), ((1, 8), 2.0), ["ABS", "ADD", "RECIPROCAL"], id="reciprocal"),
+    pytest.param(positive(torch.rsqrt), ((1, 8), 2.0), ["ABS", "ADD", "RSQRT"], id="rsqrt"),
+    pytest.param(Unary(lambda x: torch.sqrt(torch.relu(x))), ((1, 4, 5, 6), 4.0), ["CLAMP", "POW"], id="sqrt_with_zeros"),
+    pytest.param(positive(torch.log), ((2, 16), 3.0), ["ABS", "ADD", "LOG"], id="log"),
+    pytest.param(Unary(torch.erf), ((1, 8), 3.0), ["ERF"], id="erf"),
+    pytest.param(Unary(torch.abs), ((1, 8), 2.0), ["ABS"], id="abs"),
+    pytest.param(Unary(torch.neg), ((2, 16), 4.0), ["NEGATE"], id="neg"),
+    pytest.param(nn.Mish(), ((1, 4, 5, 6), 6.0), None, id="mish"),
+    pytest.param(nn.Softplus(), ((1, 4, 5, 6), 30.0), None, id="softplus_large_inputs"),
+    pytest.param(nn.Softplus(2.0, 5.0), ((2, 16), 6.0), None, id="softplus_beta_threshold"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, shape, ops", FLOAT_CASES)
+def test_table_functions_in_float_match_torch(module, shape, ops, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, FP)
     assert report["passed"]
-    assert case.ops() == ["SIGMOID"]
+    output = report["outputs"][0]
+    assert output["max_abs_diff"] <= output["tolerance"]
+    assert "TABLE" not in case.ops()
+    if ops is not None:
+        assert case.ops() == ops
+
+
+def test_every_table_target_has_a_float_case():
+    from pipeline.tosa.fp_emit import FLOAT_FORMS
+    from pipeline.tosa.ops.op_table import TABLE_TARGETS
+
+    assert set(FLOAT_FORMS) == set(TABLE_TARGETS)
+    covered = set()
+    for module, shape, _ in (p.values for p in FLOAT_CASES):
+        program = torch.export.export(module.eval(), random_inputs([shape], 0))
+        covered |= {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    assert set(TABLE_TARGETS) <= covered
 
 
 @pytest.mark.parametrize("module, shape", SHAPES[:5])
@@ -77,7 +128,3 @@ def test_int16_table_runs_on_the_npu(accelerator, tmp_path):
     check_npu_constraints(case.tosa, accelerator)
     run_vela(case.tosa, tmp_path / "vela", vela_args(accelerator))
 
-
-def test_float_gelu_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="a float input"):
-        run_case(nn.GELU(), [(1, 8)], tmp_path, FP)
