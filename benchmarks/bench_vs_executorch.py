@@ -287,6 +287,8 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
     """Our stages, cold: export, quantize, lower, verify once; vela + package per NPU."""
     import torch
 
+    from pipeline.config.npu import NPU_VARIANTS, NpuConfig
+    from pipeline.config.tosa_spec import DEFAULT_TOSA
     from pipeline.errors import UserError, VerificationError
     from pipeline.stages.export import export
     from pipeline.stages.lower import lower
@@ -315,12 +317,15 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
                         calibration_seed=CALIBRATION_SEED, where=where)
             timed("quantize", quantize, out["model"], out["calibration"], qdir / "model.pt2",
                   scheme="int8", observer=shipped_observer(entry), where=where)
+            # The shipped default spec, and one graph per NPU family, as `doit build` does.
+            variants = {v: ldir / f"model.{v}.tosa" for v in NPU_VARIANTS}
             timed("lower", lower, qdir / "model.pt2", ldir / "model.tosa", ldir / "io.json",
-                  spec="TOSA-1.0+INT", where=where)
+                  spec=str(DEFAULT_TOSA), variants=variants, where=where)
             report_path = work / "verify.json"
             try:
                 timed("verify", verify, out["model"], qdir / "model.pt2", ldir / "model.tosa",
-                      ldir / "io.json", out["test_inputs"], report_path, where=where)
+                      ldir / "io.json", out["test_inputs"], report_path, variants=variants,
+                      where=where)
                 res.verified = True
             except VerificationError as exc:  # the report is written before the raise
                 res.verified, res.errors["verify"] = False, str(exc)
@@ -338,7 +343,8 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
         vdir = work / "vela" / npu
         start = time.perf_counter()
         try:
-            paths = run_vela(ldir / "model.tosa", vdir, _vela_args(npu), where=f"{where}/{npu}")
+            tosa = variants[NpuConfig.model_validate({"config": npu}).variant]
+            paths = run_vela(tosa, vdir, _vela_args(npu), where=f"{where}/{npu}")
             package(paths["npz"], ldir / "io.json", vdir / "model.bin", where=f"{where}/{npu}")
             figures = json.loads(paths["figures"].read_text())
             res.figures[npu] = _sum_figures([figures])

@@ -31,6 +31,10 @@ FAMILY_DEFAULTS = {
     "u65": ("Ethos_U65_High_End", "Dedicated_Sram_384KB"),
     "u85": ("Ethos_U85_SYS_DRAM_Mid", "Sram_Only"),
 }
+# The NPU-specific variants of a lowered INT graph (``pipeline/tosa/passes`` NPU_VARIANTS):
+# Ethos-U65 shares the U55's operator support and compiles the U55 variant.
+NPU_VARIANTS = ("u55", "u85")
+_VARIANT_OF = {"u55": "u55", "u65": "u55", "u85": "u85"}
 # Vela's maximum address offset: 32-bit AXI on U55, 40-bit on U65/U85.
 _ADDRESS_BITS = {"u55": 32, "u65": 40, "u85": 40}
 
@@ -74,6 +78,11 @@ class NpuConfig(RuledModel):
     def family(self) -> str:
         """``u55``, ``u65`` or ``u85``."""
         return accelerator_family(self.config)
+
+    @property
+    def variant(self) -> str:
+        """Which of ``NPU_VARIANTS`` of the lowered graph Vela compiles for this NPU."""
+        return _VARIANT_OF[self.family]
 
     @property
     def macs(self) -> int:

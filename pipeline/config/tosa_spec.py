@@ -97,4 +97,7 @@ TosaField = Annotated[
     WithJsonSchema({"type": "string", "pattern": _SHAPE.pattern,
                     "examples": ["TOSA-1.0+INT", "TOSA-1.0+INT+int16", "TOSA-1.0+FP"]}),
 ]
-DEFAULT_TOSA = TosaSpec(version="1.0", profile="INT")
+# Every Ethos-U takes int16 tensors (ExecuTorch's Ethos-U specs carry +int16 too); with the
+# extension the lowering may keep exact int16 intermediates in an int8 model (e.g. the
+# Ethos-U55 global-pool sums). Activations stay int8 unless quantization is a16w8.
+DEFAULT_TOSA = TosaSpec(version="1.0", profile="INT", extensions=("int16",))

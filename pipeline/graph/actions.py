@@ -39,12 +39,14 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
                  observer=o["observer"], where=where)
     elif inv.stage == "lower":
         from pipeline.stages.lower import lower
+        variants = {k.removeprefix("tosa_"): p for k, p in out.items() if k.startswith("tosa_")}
         lower(i["model"], out["tosa"], out["io"], spec=o["spec"], input_names=o["input_names"],
-              where=where)
+              variants=variants, where=where)
     elif inv.stage == "verify":
         from pipeline.stages.verify import verify
+        variants = {k.removeprefix("tosa_"): p for k, p in i.items() if k.startswith("tosa_")}
         verify(i["float_model"], i["model"], i["tosa"], i["io"], i["test_inputs"],
-               out["report"], where=where)
+               out["report"], variants=variants, where=where)
     elif inv.stage == "vela":
         from pipeline.stages.vela import run_vela
         run_vela(i["tosa"], out["npz"].parent, params["vela_args"], where=where)

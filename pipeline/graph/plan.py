@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.cache.key import options_digest
+from pipeline.config.npu import NPU_VARIANTS
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PIPELINE_DIR.parent
@@ -20,7 +21,8 @@ REPO_DIR = PIPELINE_DIR.parent
 STAGE_CODE = {
     "export": ["stages/export.py"],
     "quantize": ["stages/quantize.py", "quant/**/*.py"],
-    "lower": ["stages/lower.py", "tosa/**/*.py"],
+    # The lowering driver writes composite operators out with quant/decompose.py (FP programs).
+    "lower": ["stages/lower.py", "tosa/**/*.py", "quant/decompose.py"],
     "verify": ["stages/verify.py", "tosa/**/*.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
@@ -143,15 +145,19 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     out = _stage_dir(build, "lower", name)
     specs = model.input_specs or ()
     names = [s.name for s in specs] if specs and all(s.name for s in specs) else None
+    # An INT graph also comes in one variant per NPU family (its own TOSA passes applied).
+    variants = NPU_VARIANTS if target.tosa.profile == "INT" else ()
     lower = plan.add(Invocation(
         "lower", name, inputs={"model": graph},
-        outputs={"tosa": out / "model.tosa", "io": out / "io.json"},
+        outputs={"tosa": out / "model.tosa", "io": out / "io.json",
+                 **{f"tosa_{v}": out / f"model.{v}.tosa" for v in variants}},
         options={"spec": spec, "input_names": names}))
     verify = plan.add(Invocation(
         "verify", name,
         inputs={"float_model": export.outputs["model"], "model": graph,
                 "tosa": lower.outputs["tosa"], "io": lower.outputs["io"],
-                "test_inputs": export.outputs["test_inputs"]},
+                "test_inputs": export.outputs["test_inputs"],
+                **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
         outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
     if target.npu is None:
         return ModelBuild(model_name, lower, verify, None, None)
@@ -161,7 +167,9 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
     out = _stage_dir(build, "vela", name)
     vela = plan.add(Invocation(
-        "vela", name, inputs={"tosa": lower.outputs["tosa"], "vela_ini": target.npu.config_file},
+        "vela", name,
+        inputs={"tosa": lower.outputs[f"tosa_{target.npu.variant}"],
+                "vela_ini": target.npu.config_file},
         outputs={"npz": out / "model_vela.npz", "summary": out / "summary.csv",
                  "figures": out / "figures.json"},
         options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))

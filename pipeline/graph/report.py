@@ -21,7 +21,9 @@ def clear_stale(folder: Path, keep: set[str]) -> None:
 
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:
-    copy_view(build.lower.outputs["tosa"], folder / "model.tosa")
+    # The graph Vela compiled (the NPU's variant) when there is an NPU.
+    tosa = build.vela.inputs["tosa"] if build.vela is not None else build.lower.outputs["tosa"]
+    copy_view(tosa, folder / "model.tosa")
     copy_view(build.lower.outputs["io"], folder / "io.json")
     copy_view(build.verify.outputs["report"], folder / "verify.json")
     verify = json.loads(build.verify.outputs["report"].read_text())

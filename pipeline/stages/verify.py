@@ -229,6 +229,7 @@ def verify(
     test_inputs: Path,
     out_report: Path,
     *,
+    variants: dict[str, Path] | None = None,
     where: str = "",
 ) -> dict:
     """Run every test input set through the TOSA reference model and torch; write the report.
@@ -240,6 +241,9 @@ def verify(
         tosa, io: the lowered graph and its io.json.
         test_inputs: torch.save'd list of input tuples.
         out_report: JSON report (per output figures, tolerance and why, overall ``passed``).
+        variants: NPU variant name -> its graph (``model.<variant>.tosa``). A variant whose
+            bytes differ from ``tosa`` is checked the same way and reported under
+            ``variants``; an identical one is reported as ``"same graph"``.
 
     Returns:
         The report.
@@ -253,15 +257,31 @@ def verify(
 
     desc = json.loads(Path(io).read_text())
     samples = torch.load(test_inputs, weights_only=True)
-    tolerance, min_exact, reason = tolerance_policy(
-        operator_names(tosa), rescale_input_types(tosa), table_max_steps(tosa)
-    )
-    runs = _run_all(float_model, quantized, tosa, desc, samples, where)
-    results = [
-        _compare_int(e, r, tolerance, min_exact)
-        if e["dtype"].startswith("int")
-        else _compare_float(e, r)
-        for e, r in zip(desc["outputs"], runs)
+    def check(graph: Path) -> tuple[str, list[dict]]:
+        tolerance, min_exact, reason = tolerance_policy(
+            operator_names(graph), rescale_input_types(graph), table_max_steps(graph)
+        )
+        runs = _run_all(float_model, quantized, graph, desc, samples, where)
+        return reason, [
+            _compare_int(e, r, tolerance, min_exact)
+            if e["dtype"].startswith("int")
+            else _compare_float(e, r)
+            for e, r in zip(desc["outputs"], runs)
+        ]
+
+    reason, results = check(tosa)
+    checked = {}
+    for name, graph in (variants or {}).items():
+        if Path(graph).read_bytes() == Path(tosa).read_bytes():
+            checked[name] = "same graph"
+            continue
+        variant_reason, variant_results = check(graph)
+        checked[name] = {"tolerance_reason": variant_reason, "outputs": variant_results,
+                         "passed": all(r["passed"] for r in variant_results)}
+    failures = [(where, r) for r in results if not r["passed"]] + [
+        (f"{where} ({name} variant)", r)
+        for name, v in checked.items() if isinstance(v, dict)
+        for r in v["outputs"] if not r["passed"]
     ]
     report = {
         "where": where,
@@ -269,12 +289,12 @@ def verify(
         "samples": len(samples),
         "tolerance_reason": reason,
         "outputs": results,
-        "passed": all(r["passed"] for r in results),
+        **({"variants": checked} if checked else {}),
+        "passed": not failures,
     }
     tmp = out_report.with_name(f".{out_report.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")
     os.replace(tmp, out_report)
-    for result in results:
-        if not result["passed"]:
-            raise _failure(where, result, len(samples))
+    for place, result in failures:
+        raise _failure(place, result, len(samples))
     return report

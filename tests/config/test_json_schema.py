@@ -59,6 +59,6 @@ def test_schema_regexes_are_ecma_compatible():
 def test_field_descriptions_come_from_docstrings():
     defs = targets_schema()["$defs"]
     assert defs["Target"]["properties"]["cpu"]["description"] == "the application CPU."
-    assert "Default: TOSA-1.0+INT" in defs["Target"]["properties"]["tosa"]["description"]
+    assert "Default: TOSA-1.0+INT+int16" in defs["Target"]["properties"]["tosa"]["description"]
     assert "default" not in defs["NpuConfig"]["properties"]["cop_format"]  # derived from cpu
     assert defs["InputSpec"]["properties"]["shape"]["maxItems"] == 6

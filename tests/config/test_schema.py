@@ -48,8 +48,9 @@ def test_valid_target_resolves(load, target_yaml, body, expected):
 
 def test_tosa_is_parsed_and_defaulted(load, target_yaml):
     target = load(target_yaml("cpu: host")).targets["t"]
-    assert str(target.tosa) == "TOSA-1.0+INT"
-    assert (target.tosa.version, target.tosa.profile, target.tosa.extensions) == ("1.0", "INT", ())
+    assert str(target.tosa) == "TOSA-1.0+INT+int16"
+    assert (target.tosa.version, target.tosa.profile, target.tosa.extensions) == (
+        "1.0", "INT", ("int16",))
 
 
 @pytest.mark.parametrize(("cpu", "npu", "cop", "separate"), [
@@ -142,8 +143,8 @@ INVALID = [
     pytest.param("cpu: cortex-m55\nnpu: {config: ethos-u85-256}\ntosa: TOSA-1.0+FP", [
         ("targets.yaml:11: targets.t.tosa: must use the INT profile when npu is set (Ethos-U runs "
         "integer graphs only); got 'TOSA-1.0+FP'")], id="fp-with-npu"),
-    pytest.param("cpu: host\nquantization: a16w8", [
-        ("targets.yaml:10: targets.t.quantization: must be int8 unless tosa has the int16 "
+    pytest.param("cpu: host\ntosa: TOSA-1.0+INT\nquantization: a16w8", [
+        ("targets.yaml:11: targets.t.quantization: must be int8 unless tosa has the int16 "
         "extension; got 'a16w8' with TOSA-1.0+INT. Use tosa: TOSA-1.0+INT+int16")],
         id="a16w8-needs-int16"),
     pytest.param("cpu: host\ntosa: TOSA-1.0+INT\nquantization: none", [

@@ -45,8 +45,9 @@ def _names(plan, stage):
 def test_models_are_exported_quantized_and_lowered_once_for_all_targets(plan):
     assert _names(plan, "export") == ["add", "cnn"]
     assert _names(plan, "quantize") == ["add/int8", "cnn/int8"]
-    assert _names(plan, "lower") == ["add/int8/TOSA-1.0+INT", "cnn/int8/TOSA-1.0+INT"]
-    assert _names(plan, "verify") == ["add/int8/TOSA-1.0+INT", "cnn/int8/TOSA-1.0+INT"]
+    lowered = ["add/int8/TOSA-1.0+INT+int16", "cnn/int8/TOSA-1.0+INT+int16"]
+    assert _names(plan, "lower") == lowered
+    assert _names(plan, "verify") == lowered
 
 
 def test_vela_runs_once_per_distinct_npu_options(plan):
@@ -69,8 +70,24 @@ def test_stages_chain_through_files(plan):
             assert len(producers) <= 1, f"{inv.task}:{role} has two producers"
     build = plan.targets["a"][1]
     assert build.package.inputs["npz"] == build.vela.outputs["npz"]
-    assert build.vela.inputs["tosa"] == build.lower.outputs["tosa"]
+    assert build.vela.inputs["tosa"] == build.lower.outputs["tosa_u85"]
     assert build.verify.inputs["tosa"] == build.lower.outputs["tosa"]
+
+
+def test_vela_compiles_the_variant_of_its_npu_family_and_verify_checks_each(plan):
+    u55, u85 = plan.targets["c"][1], plan.targets["a"][1]
+    assert u55.lower is u85.lower  # one lowering serves both NPUs
+    assert u55.vela.inputs["tosa"].name == "model.u55.tosa"
+    assert u85.vela.inputs["tosa"].name == "model.u85.tosa"
+    assert {r for r in u55.verify.inputs if r.startswith("tosa_")} == {"tosa_u55", "tosa_u85"}
+
+
+def test_fp_graphs_have_no_npu_variants(tmp_path):
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT).replace(
+        "ref: {cpu: host, npu: null}", "ref: {cpu: host, npu: null, tosa: TOSA-1.0+FP}"))
+    build = make_plan(load_config(path), tmp_path / "build").targets["ref"][0]
+    assert sorted(build.lower.outputs) == ["io", "tosa"]
 
 
 def test_stage_task_dicts(plan, tmp_path):

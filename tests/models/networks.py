@@ -36,18 +36,23 @@ def vela_args(accelerator: str) -> list[str]:
 
 def compile_network(name: str, folder: Path, accelerators=ACCELERATORS) -> dict:
     """Quantize, lower, verify and Vela-compile one network; its verify report and figures."""
+    from pipeline.config.npu import NpuConfig
+    from pipeline.config.tosa_spec import DEFAULT_TOSA
     from pipeline.stages.vela import run_vela
     from pipeline.tosa.npu_constraints import check_npu_constraints
     from tests.tosa import lowering_cases
 
     model = network(name)()
     start = time.perf_counter()
-    case = lowering_cases.lower_case(model, model.example_shapes, folder, where=f"{name}/lower")
+    case = lowering_cases.lower_case(model, model.example_shapes, folder, where=f"{name}/lower",
+                                     spec=str(DEFAULT_TOSA))
     report = lowering_cases.verify_case(case, where=f"{name}/verify")
     result = {"verify": report, "tosa_ops": case.ops(), "vela": {}}
     for accelerator in accelerators:
-        check_npu_constraints(case.tosa, accelerator, where=f"{name}/vela")
-        outputs = run_vela(case.tosa, folder / accelerator, vela_args(accelerator), where=name)
+        # What a build compiles: the variant of the NPU's family (verify_case checks them).
+        tosa = case.variant(NpuConfig.model_validate({"config": accelerator}).variant)
+        check_npu_constraints(tosa, accelerator, where=f"{name}/vela")
+        outputs = run_vela(tosa, folder / accelerator, vela_args(accelerator), where=name)
         result["vela"][accelerator] = json.loads(outputs["figures"].read_text())
     result["seconds"] = time.perf_counter() - start
     return result

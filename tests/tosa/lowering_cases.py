@@ -34,6 +34,10 @@ class Case:
     def tosa(self) -> Path:
         return self.path("model.tosa")
 
+    def variant(self, name: str) -> Path:
+        """The graph of one NPU variant (``u55``, ``u85``) Vela compiles for that family."""
+        return self.path(f"model.{name}.tosa")
+
     def ops(self) -> list[str]:
         """TOSA operators of the lowered graph, constants left out."""
         return [op for op in operator_names(self.tosa) if not op.startswith("CONST")]
@@ -69,15 +73,25 @@ def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
 
 
 def lower_case(
-    module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8, where: str = "test/lower"
+    module: torch.nn.Module,
+    shapes,
+    folder: Path,
+    dtype: str = INT8,
+    where: str = "test/lower",
+    spec: str | None = None,
 ) -> Case:
-    """Export, quantize (unless FP) and lower ``module``."""
+    """Export, quantize (unless FP) and lower ``module`` (to ``spec``, default: the scheme's
+    narrowest spec). An INT graph also gets its NPU variants (``Case.variant``)."""
+    from pipeline.config.npu import NPU_VARIANTS
+
     case = export_case(module, shapes, folder)
     program = case.path("model.pt2")
     if dtype != FP:
         program = case.path("quantized.pt2")
         quantize(case.path("model.pt2"), case.path("calibration.pt"), program, scheme=dtype)
-    lower(program, case.tosa, case.path("io.json"), spec=SPECS[dtype], where=where)
+    variants = {} if dtype == FP else {v: case.variant(v) for v in NPU_VARIANTS}
+    lower(program, case.tosa, case.path("io.json"), spec=spec or SPECS[dtype],
+          variants=variants, where=where)
     case.path("program").write_text(program.name)
     return case
 
@@ -90,6 +104,7 @@ def verify_case(case: Case, where: str = "test/verify") -> dict:
         case.path("io.json"),
         case.path("test_inputs.pt"),
         case.path("report.json"),
+        variants={v: case.variant(v) for v in ("u55", "u85") if case.variant(v).exists()},
         where=where,
     )
 

@@ -82,3 +82,50 @@ def test_int16_matmul_fails_on_u55_only(tmp_path):
     with pytest.raises(UserError, match=r"u55/vela: 1 operator\(s\) outside the ethos-u55-128"):
         run_vela(case.tosa, tmp_path / "u55", vela_args("ethos-u55-128"), where="u55/vela")
     check_npu_constraints(case.tosa, "ethos-u85-256")
+
+
+def u55_variant(module, shape, folder):
+    """The common graph of ``module`` and its Ethos-U55/U65 variant (``model.u55.tosa``)."""
+    from pipeline.stages.lower import lower
+
+    case = lower_case(module, [shape], folder)
+    variant = case.path("model.u55.tosa")
+    program = case.path(case.path("program").read_text())
+    lower(program, case.tosa, case.path("io.json"), variants={"u55": variant})
+    return case.tosa, variant
+
+
+@pytest.mark.parametrize(
+    "module, error",
+    [
+        pytest.param(nn.Upsample(scale_factor=2, mode="bilinear"), None, id="bilinear_x2"),
+        pytest.param(nn.Upsample(scale_factor=(4, 8), mode="bilinear"), None, id="bilinear_x4_x8"),
+        pytest.param(nn.Upsample(scale_factor=8), None, id="nearest_x8"),
+        pytest.param(nn.Upsample(scale_factor=3), "factors 3x3", id="nearest_x3"),
+        pytest.param(
+            nn.Upsample(scale_factor=(2, 3), mode="bilinear"), "factors 2x3", id="bilinear_x2_x3"
+        ),
+    ],
+)
+def test_u55_resize_upscales_by_2_4_8_in_nearest_mode(module, error, tmp_path):
+    """Vela runs RESIZE on U55/U65 only by 2/4/8 and only NEAREST; the U55 variant has
+    bilinear by those factors as NEAREST + depthwise filter (split_bilinear_resize), so
+    what remains for the rule is other factors, in either mode."""
+    common, u55 = u55_variant(module, (1, 2, 3, 4), tmp_path)
+    check_npu_constraints(common, "ethos-u85-256")
+    if error is None:
+        check_npu_constraints(u55, "ethos-u55-128")
+        return
+    factor_rule = (
+        rf"RESIZE on ethos-u55-128 must upscale both axes by a power of two 2..8; got {error}"
+    )
+    with pytest.raises(UserError, match=factor_rule):
+        check_npu_constraints(u55, "ethos-u55-128")
+
+
+def test_u55_names_a_bilinear_resize(tmp_path):
+    """The common graph keeps RESIZE BILINEAR (one NPU operation on U85); given to a U55
+    check, it is named before Vela's 'Non-passthrough operation (Resize)'."""
+    common, _ = u55_variant(nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 4, 4), tmp_path)
+    with pytest.raises(UserError, match="RESIZE on ethos-u55-128 must use NEAREST mode"):
+        check_npu_constraints(common, "ethos-u55-128")

@@ -19,7 +19,10 @@ align_corners=True (source row ``y * (in - 1) / (out - 1)``) is not lowered.
 
 Vela 5.2 compiles this pair to one NPU operation on Ethos-U85. On Ethos-U55/U65 it rejects a
 BILINEAR RESIZE in every encoding tried (offset/border forms, RESCALE multiplier/shift and
-rounding variants, int8 and int16), so ``npu_constraints`` reports it before Vela runs.
+rounding variants, int8 and int16). The U55/U65 variant of the graph therefore has the
+RESIZE of factors 2, 4 and 8 rewritten as NEAREST RESIZE + depthwise filter with the same
+integer result (``passes/split_bilinear_resize_pass.py``; 1.4-6.7x the cycles of this form
+on Ethos-U85, so only there); other factors ``npu_constraints`` reports before Vela runs.
 """
 
 from __future__ import annotations

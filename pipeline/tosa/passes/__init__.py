@@ -20,6 +20,8 @@ from pipeline.tosa.passes import (
     fuse_rescales_pass,
     fuse_transposes_pass,
     remove_reshape_chains_pass,
+    split_bilinear_resize_pass,
+    split_global_pool_pass,
     split_permutes_pass,
 )
 from pipeline.tosa.passes.context import PassContext
@@ -103,9 +105,33 @@ PASSES: tuple[Pass, ...] = (
     ),
 )
 
+# TOSA passes for one NPU family only, run on a copy of the finished graph: the lowering
+# writes one variant per entry (``model.<variant>.tosa``) and Vela compiles the one of its
+# NPU (``NpuConfig.variant``; Ethos-U65 takes the U55 one). The verify stage checks every
+# variant that differs from the common graph in the TOSA reference model.
+NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
+    "u55": (
+        Pass(
+            "split_global_pool",
+            "tosa",
+            split_global_pool_pass.run,
+            "after every common pass: it trades a global AVG_POOL2D for exact depthwise sums, "
+            "which is faster on Ethos-U55/U65 only (measured in the pass's docstring).",
+        ),
+        Pass(
+            "split_bilinear_resize",
+            "tosa",
+            split_bilinear_resize_pass.run,
+            "after every common pass, independent of split_global_pool: Vela runs no BILINEAR "
+            "RESIZE on Ethos-U55/U65, and the NEAREST + depthwise form is slower on U85.",
+        ),
+    ),
+    "u85": (),
+}
+
 FX_PASSES = tuple(p for p in PASSES if p.level == "fx")
 TOSA_PASSES = tuple(p for p in PASSES if p.level == "tosa")
 if PASSES != FX_PASSES + TOSA_PASSES:
     raise RuntimeError("PASSES must list every FX pass before every TOSA pass")
 
-__all__ = ["FX_PASSES", "PASSES", "Pass", "PassContext", "TOSA_PASSES"]
+__all__ = ["FX_PASSES", "NPU_VARIANTS", "PASSES", "TOSA_PASSES", "Pass", "PassContext"]

@@ -1,16 +1,22 @@
 """RESIZE BILINEAR (+ RESCALE by 1 / (n_y * n_x)): bilinear upsampling by integer factors,
-align_corners=False, against torch's quantized graph in the TOSA reference model."""
+align_corners=False, against torch's quantized graph in the TOSA reference model; Vela
+placement of the graph each NPU compiles (Ethos-U55/U65: the ``u55`` variant, in which
+split_bilinear_resize writes factors 2/4/8 as NEAREST RESIZE + depthwise filter)."""
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import torch.nn.functional as F
 from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError, UserError
+from pipeline.stages.lower import lower
+from pipeline.stages.verify import verify
+from pipeline.tosa.flatbuffer import operator_names
 from pipeline.tosa.npu_constraints import check_npu_constraints
 from pipeline.tosa.ops.op_upsample import resize_parameters
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case, run_vela
+from tests.tosa.lowering_cases import A16W8, FP, INT8, SPECS, Case, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -32,6 +38,7 @@ SHAPES = [
     pytest.param(bilinear(2), (1, 4, 5, 6), id="x2"),
     pytest.param(bilinear(4), (1, 3, 4, 7), id="x4_non_square"),
     pytest.param(bilinear((2, 4)), (1, 3, 3, 5), id="x2_x4"),
+    pytest.param(bilinear(8), (1, 2, 3, 2), id="x8"),
     pytest.param(bilinear(3), (1, 2, 3, 4), id="x3_odd"),
     pytest.param(Interpolate(size=(10, 6)), (1, 2, 5, 6), id="size_rows_only"),
     pytest.param(Interpolate(scale_factor=2.0), (1, 8, 1, 1), id="x2_from_1x1"),
@@ -49,7 +56,7 @@ def test_upsample_bilinear_matches_torch_within_rounding(module, shape, dtype, t
     assert case.ops() == ["RESIZE", "RESCALE"]
 
 
-@pytest.mark.parametrize("module, shape", SHAPES[:3])
+@pytest.mark.parametrize("module, shape", SHAPES[:4])
 def test_upsample_bilinear_float(module, shape, tmp_path):
     case, report = run_case(module, [shape], tmp_path, FP)
     assert report["passed"]
@@ -99,20 +106,57 @@ def test_fractional_factor_is_unsupported(tmp_path):
         run_case(Interpolate(size=(7, 7)), [(1, 2, 5, 5)], tmp_path)
 
 
+def lower_u55_variant(case: Case, dtype: str) -> Path:
+    """Lower ``case`` again with its Ethos-U55/U65 variant (``model.u55.tosa``), verify that
+    against torch too, and return the variant's path."""
+    variant = case.path("model.u55.tosa")
+    program = case.path(case.path("program").read_text())
+    lower(program, case.tosa, case.path("io.json"), spec=SPECS[dtype], variants={"u55": variant})
+    report = verify(
+        case.path("model.pt2"), program, case.tosa, case.path("io.json"),
+        case.path("test_inputs.pt"), case.path("report.json"), variants={"u55": variant},
+    )  # fmt: skip
+    checked = report["variants"]["u55"]  # "same graph" when the pass changed nothing
+    assert report["passed"]
+    assert checked == "same graph" or checked["outputs"][0]["max_abs_diff_int"] <= 1
+    return variant
+
+
+FILTER_OPS = ["SLICE", "SLICE", "CONCAT"] * 2 + ["RESIZE", "SLICE", "DEPTHWISE_CONV2D", "RESCALE"]
+
+
 @pytest.mark.needs_vela
 @pytest.mark.parametrize("dtype", [INT8, A16W8])
-@pytest.mark.parametrize("module, shape", SHAPES[:3])
-def test_u85_runs_bilinear_on_the_npu(module, shape, dtype, tmp_path):
+@pytest.mark.parametrize("module, shape", SHAPES[:4])
+def test_bilinear_by_2_4_8_runs_on_the_npu_of_u55_and_u85(module, shape, dtype, tmp_path):
+    """Each NPU compiles its own variant: the U85 the RESIZE BILINEAR, the U55 the NEAREST +
+    depthwise filter form (which the pass tests show to give the same integers)."""
     case, _ = run_case(module, [shape], tmp_path / "case", dtype)
-    check_npu_constraints(case.tosa, "ethos-u85-256")
+    u55 = lower_u55_variant(case, dtype)
+    assert case.ops() == ["RESIZE", "RESCALE"]
+    assert [op for op in operator_names(u55) if not op.startswith("CONST")] == FILTER_OPS
+    for tosa, accelerator in ((case.tosa, "ethos-u85-256"), (u55, "ethos-u55-128")):
+        check_npu_constraints(tosa, accelerator)
+        figures = run_vela(tosa, accelerator, tmp_path / accelerator)
+        assert figures["cpu_operators"] == 0
+        assert figures["npu_op_share"] == 1.0
+
+
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("module, shape", SHAPES[4:6])
+def test_u85_runs_other_factors_on_the_npu(module, shape, tmp_path):
+    case, _ = run_case(module, [shape], tmp_path / "case", INT8)
     figures = run_vela(case.tosa, "ethos-u85-256", tmp_path / "vela")
-    assert figures["cpu_operators"] == 0
     assert figures["npu_op_share"] == 1.0
 
 
-def test_u55_rejects_bilinear_before_vela(tmp_path):
-    """Vela 5.2 does not compile any TOSA form of BILINEAR RESIZE for U55/U65: name the
-    model line instead of Vela's 'Non-passthrough operation (Resize)'."""
-    case, _ = run_case(bilinear(2), [(1, 2, 4, 4)], tmp_path)
-    with pytest.raises(UserError, match="RESIZE on ethos-u55-128 must use NEAREST mode"):
-        check_npu_constraints(case.tosa, "ethos-u55-128")
+def test_u55_rejects_other_factors_before_vela(tmp_path):
+    """Vela 5.2 runs NEAREST only by 2/4/8 and no TOSA form of BILINEAR RESIZE on U55/U65,
+    so the U55 variant keeps a bilinear x3: name the model line instead of Vela's
+    'Non-passthrough operation (Resize)'."""
+    case, _ = run_case(bilinear(3), [(1, 2, 4, 4)], tmp_path)
+    u55 = lower_u55_variant(case, INT8)
+    with pytest.raises(
+        UserError, match="RESIZE on ethos-u55-128 must upscale both axes by a power of two"
+    ):
+        check_npu_constraints(u55, "ethos-u55-128")
