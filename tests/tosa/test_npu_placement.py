@@ -47,6 +47,9 @@ CASES = {
     "pad": (Fn(lambda m, x: nn.functional.pad(x, (1, 1, 2, 0))), [IMAGE]),
     "avg_pool_include_pad": (nn.AvgPool2d(3, 1, 1), [IMAGE]),
     "adaptive_pool_3x3": (nn.AdaptiveAvgPool2d(3), [IMAGE]),
+    # Strides above 3 and kernels above 8: Vela splits them itself, also on U55.
+    "avg_pool_k8_s8": (nn.AvgPool2d(8), [(1, 8, 16, 16)]),
+    "avg_pool_k12_s4": (nn.AvgPool2d(12, 4), [(1, 8, 24, 24)]),
     "mean_hw": (Fn(lambda m, x: x.mean((2, 3))), [IMAGE]),
     "mean_tokens": (Fn(lambda m, x: x.mean(-1, keepdim=True)), [TOKENS]),
     "mul_sub_scalar": (Fn(lambda m, x, y: x * y - 0.5), [IMAGE, IMAGE]),
