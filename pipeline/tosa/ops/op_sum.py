@@ -1,9 +1,9 @@
 """aten.sum (over dims, or all) -> RESHAPE -> REDUCE_SUM -> RESHAPE (int: RESCALEs around it).
 
-The reduced dims must be adjacent in the TOSA tensor, as for mean (``op_mean.py``, whose dim
-handling this shares): the tensor is viewed as ``[1, outer, reduced, inner]`` and summed over
-the reduced axis, or as ``[1, 1, outer, reduced]`` over depth when nothing follows the reduced
-dims (native on Ethos-U; over another axis Vela transposes around it).
+The reduced dims must be adjacent in the TOSA tensor, as for mean (``reduction.py``): the
+tensor is viewed as ``[1, outer, reduced, inner]`` and summed over the reduced axis, or as
+``[1, 1, outer, reduced]`` over depth when nothing follows the reduced dims (native on
+Ethos-U; over another axis Vela transposes around it).
 
 Quantized, a sum is a mean with another output scale, but not mean's pool: AVG_POOL2D rounds
 the average to the input's scale, and multiplying that by the count multiplies its rounding
@@ -14,13 +14,11 @@ does. int32 holds the sum: ``count * (qmax - qmin)`` is checked against it.
 
 from __future__ import annotations
 
-import math
-
 from torch import fx
 
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.ops.op_mean import _kept_order, _reduced_positions
+from pipeline.tosa.reduction import reduction
 from pipeline.tosa.registry import lowers
 
 _INT32_MAX = 2**31 - 1
@@ -29,24 +27,9 @@ _INT32_MAX = 2**31 - 1
 @lowers("aten.sum.dim_IntList", "aten.sum.default")
 def visit_sum(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
-    keepdim = bool(node.args[2]) if len(node.args) > 2 else bool(node.kwargs.get("keepdim"))
-    if node.kwargs.get("dtype") is not None:
-        raise ctx.unsupported(node, f"dtype={node.kwargs['dtype']}", "no dtype")
-    # sum(x, []) sums every dim, like sum(x)
-    positions = _reduced_positions(node) or list(range(len(torch_shape(x))))
-    if positions != list(range(positions[0], positions[-1] + 1)):
-        raise ctx.unsupported(
-            node, "dims not adjacent in the tensor's layout", "adjacent dims (e.g. H and W)"
-        )
-    shape = ctx.graph.tensors[ctx.tensor(x)].shape
-    outer = math.prod(shape[: positions[0]])
-    reduced = math.prod(shape[positions[0] : positions[-1] + 1])
-    inner = math.prod(shape[positions[-1] + 1 :])
-    total = _reduce_sum(ctx, node, outer, reduced, inner)
-    kept = [s for i, s in enumerate(shape) if i not in positions]
-    order = _kept_order(dim_order(x), positions)
-    if keepdim:  # size-1 dims where the reduced ones were: the input's order still holds
-        kept, order = [1 if i in positions else s for i, s in enumerate(shape)], dim_order(x)
+    r = reduction(node, ctx)
+    total = _reduce_sum(ctx, node, r.outer, r.reduced, r.inner)
+    kept, order = r.result_layout(x)
     result = emit.reshape(ctx, node, total, kept)
     emit.relayout(ctx, node, result, order, torch_shape(node), dim_order(node), define=True)
 
