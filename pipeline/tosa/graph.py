@@ -96,6 +96,16 @@ class TosaGraph:
         self.operators.append(operator)
         return operator
 
+    def insert_before(
+        self, anchor: Operator, op: str, inputs: list[str], out: str, **attrs
+    ) -> str:
+        """Add ``op`` just before ``anchor`` (keeping topological order) with the anchor's
+        source location: what a pass emits when it replaces ``anchor``. Returns ``out``."""
+        self.operators.insert(
+            self.operators.index(anchor), Operator(op, list(inputs), [out], attrs, anchor.location)
+        )
+        return out
+
     # --- queries used by passes -------------------------------------------------------------
     def producer(self, tensor: str) -> Operator | None:
         return next((o for o in self.operators if tensor in o.outputs), None)

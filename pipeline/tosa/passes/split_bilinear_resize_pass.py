@@ -52,19 +52,12 @@ def _factors(graph: TosaGraph, op: Operator) -> tuple[int, int] | None:
     return factors
 
 
-def _add(graph: TosaGraph, before: Operator, op: str, inputs: list, out: str, **attrs) -> str:
-    graph.operators.insert(
-        graph.operators.index(before), Operator(op, inputs, [out], attrs, before.location)
-    )
-    return out
-
-
 def _slice(graph: TosaGraph, before: Operator, x: str, start: list, size: list) -> str:
     hint = before.outputs[0]
     out = graph.add_tensor(f"{hint}_window", size, graph.tensors[x].dtype)
     inputs = [x, graph.add_const(f"{hint}_start", np.asarray(start), "shape"),
               graph.add_const(f"{hint}_size", np.asarray(size), "shape")]  # fmt: skip
-    return _add(graph, before, "SLICE", inputs, out)
+    return graph.insert_before(before, "SLICE", inputs, out)
 
 
 def _replicate_edges(graph: TosaGraph, before: Operator, x: str) -> str:
@@ -76,7 +69,7 @@ def _replicate_edges(graph: TosaGraph, before: Operator, x: str) -> str:
         edges = [_slice(graph, before, x, start, size) for start in ([0] * 4, last)]
         shape[axis] += 2
         out = graph.add_tensor(f"{before.outputs[0]}_replicated", shape, graph.tensors[x].dtype)
-        x = _add(graph, before, "CONCAT", [edges[0], x, edges[1]], out, axis=axis)
+        x = graph.insert_before(before, "CONCAT", [edges[0], x, edges[1]], out, axis=axis)
     return x
 
 
@@ -93,7 +86,7 @@ def _split(graph: TosaGraph, op: Operator) -> bool:
     params = ([sy, dy, sx, dx], [oy, ox], [by, bx])
     inputs = [padded, *(graph.add_const(f"{hint}_{name}", np.asarray(v), "shape")
                         for name, v in zip(("scale", "offset", "border"), params))]  # fmt: skip
-    _add(graph, op, "RESIZE", inputs, nearest, mode="NEAREST")
+    graph.insert_before(op, "RESIZE", inputs, nearest, mode="NEAREST")
     # the k + 1 taps reach k / 2 rows (columns) beyond the image: keep that many replicated
     window = _slice(
         graph, op, nearest, [0, ky // 2, kx // 2, 0], [n, (h - 1) * ky, (w - 1) * kx, c]
@@ -106,7 +99,7 @@ def _split(graph: TosaGraph, op: Operator) -> bool:
         graph.add_const(f"{hint}_input_zp", np.asarray([0]), dtype),
         graph.add_const(f"{hint}_weight_zp", np.asarray([0]), "int8"),
     ]
-    _add(graph, op, "DEPTHWISE_CONV2D", inputs, op.outputs[0], pad=[0, 0, 0, 0], stride=[1, 1],
+    graph.insert_before(op, "DEPTHWISE_CONV2D", inputs, op.outputs[0], pad=[0, 0, 0, 0], stride=[1, 1],
          dilation=[1, 1], local_bound=False, acc_type=acc)  # fmt: skip
     graph.operators.remove(op)
     return True

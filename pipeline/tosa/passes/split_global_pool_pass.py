@@ -78,10 +78,6 @@ def _plan(graph: TosaGraph, op: Operator) -> tuple[int, int] | None:
     return matching_scale(h * w, h * w * low, h * w * high)
 
 
-def _const(graph: TosaGraph, hint: str, data, dtype: str) -> str:
-    return graph.add_const(hint, np.asarray(data), dtype)
-
-
 def _sum(graph: TosaGraph, op: Operator, x: str, kernel: tuple[int, int], zp: int, name: str,
          out_shape: tuple, acc: str) -> str:
     """DEPTHWISE_CONV2D of ``x`` with all-ones ``kernel``: exact sums into ``acc``."""
@@ -90,18 +86,13 @@ def _sum(graph: TosaGraph, op: Operator, x: str, kernel: tuple[int, int], zp: in
     out = graph.add_tensor(name, out_shape, acc)
     inputs = [
         x,
-        _const(graph, f"{name}_weights", np.ones((*kernel, channels, 1), np.int8), "int8"),
-        _const(graph, f"{name}_bias", np.zeros(channels, np.int64), acc),
-        _const(graph, f"{name}_input_zp", [zp], dtype),
-        _const(graph, f"{name}_weight_zp", [0], "int8"),
+        graph.add_const(f"{name}_weights", np.ones((*kernel, channels, 1), np.int8), "int8"),
+        graph.add_const(f"{name}_bias", np.zeros(channels, np.int64), acc),
+        graph.add_const(f"{name}_input_zp", [zp], dtype),
+        graph.add_const(f"{name}_weight_zp", [0], "int8"),
     ]
-    graph.operators.insert(
-        graph.operators.index(op),
-        Operator("DEPTHWISE_CONV2D", inputs, [out], {
-            "pad": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1], "local_bound": False,
-            "acc_type": acc}, op.location),
-    )
-    return out
+    return graph.insert_before(op, "DEPTHWISE_CONV2D", inputs, out, pad=[0, 0, 0, 0],
+                               stride=[1, 1], dilation=[1, 1], local_bound=False, acc_type=acc)
 
 
 def _rescale(graph: TosaGraph, op: Operator, x: str, scale: tuple[int, int], out_zp: int,
@@ -113,18 +104,14 @@ def _rescale(graph: TosaGraph, op: Operator, x: str, scale: tuple[int, int], out
     out_dtype = graph.tensors[out].dtype
     inputs = [
         x,
-        _const(graph, f"{out}_multiplier", [multiplier], f"int{bits}"),
-        _const(graph, f"{out}_shift", [shift], "int8"),
-        _const(graph, f"{out}_input_zp", [0], src.dtype),
-        _const(graph, f"{out}_output_zp", [out_zp], out_dtype),
+        graph.add_const(f"{out}_multiplier", [multiplier], f"int{bits}"),
+        graph.add_const(f"{out}_shift", [shift], "int8"),
+        graph.add_const(f"{out}_input_zp", [0], src.dtype),
+        graph.add_const(f"{out}_output_zp", [out_zp], out_dtype),
     ]
-    graph.operators.insert(
-        graph.operators.index(op),
-        Operator("RESCALE", inputs, [out], {
-            "scale32": bits == 32, "rounding_mode": graph.spec.rounding_mode,
-            "per_channel": False, "input_unsigned": False, "output_unsigned": False},
-            op.location),
-    )
+    graph.insert_before(op, "RESCALE", inputs, out, scale32=bits == 32,
+                        rounding_mode=graph.spec.rounding_mode, per_channel=False,
+                        input_unsigned=False, output_unsigned=False)
 
 
 def _split(graph: TosaGraph, op: Operator) -> bool:
