@@ -45,12 +45,48 @@ class StageError(UserError):
 class UnsupportedOperatorError(UserError):
     """The lowering met an operator it cannot express for the target; never a CPU fallback."""
 
-    def __init__(self, where: str, op: str, source: str, allowed: str = ""):
-        self.op, self.source = op, source
-        detail = f"operator {op} must be one the TOSA lowering supports"
+    def __init__(self, where: str, op: str, source: str, allowed: str = "", hint: str = ""):
+        self.where, self.op, self.source, self.allowed, self.hint = where, op, source, allowed, hint
+        detail = f"operator {op} must be one that the TOSA lowering supports"
         if allowed:
             detail += f" ({allowed})"
-        super().__init__(f"{where}: {detail}; got {op} at {source or '<unknown source>'}")
+        text = f"{where}: {detail}; got {op} at {source or '<unknown source>'}"
+        super().__init__(text + (f". {hint}" if hint else ""))
+
+
+class UnsupportedOperatorsError(UnsupportedOperatorError):
+    """Every operator of one graph that the lowering cannot express, reported at once."""
+
+    def __init__(self, where: str, blockers: Sequence[UnsupportedOperatorError]):
+        self.blockers = list(blockers)
+        if len(self.blockers) == 1:
+            first = self.blockers[0]
+            super().__init__(where, first.op, first.source, first.allowed, first.hint)
+            self.args = (str(first),)
+            return
+        groups: dict[str, list[UnsupportedOperatorError]] = {}
+        for blocker in self.blockers:
+            groups.setdefault(blocker.op, []).append(blocker)
+        lines = [
+            f"{where}: every operator must be one that the TOSA lowering supports; got "
+            f"{len(groups)} that {'is' if len(groups) == 1 else 'are'} not "
+            f"({len(self.blockers)} places):"
+        ]
+        hints = [found[0].hint for found in groups.values() if found[0].hint]
+        common = max(set(hints), key=hints.count) if hints else ""
+        for op, found in groups.items():
+            sources = list(dict.fromkeys(b.source or "<unknown source>" for b in found))
+            shown = ", ".join(sources[:3]) + (f", and {len(sources) - 3} more" if len(sources) > 3 else "")
+            lines.append(f"  {op} (x{len(found)}) at {shown}")
+            if found[0].allowed:
+                lines.append(f"      allowed: {found[0].allowed}")
+            if found[0].hint and found[0].hint != common:
+                lines.append(f"      {found[0].hint}")
+        if common:
+            lines.append(f"  {common}")
+        self.where, self.op, self.source = where, self.blockers[0].op, self.blockers[0].source
+        self.allowed, self.hint = self.blockers[0].allowed, self.blockers[0].hint
+        UserError.__init__(self, "\n".join(lines))
 
 
 class VerificationError(UserError):

@@ -5,13 +5,20 @@ reader never sees half an entry and an interrupted build leaves nothing behind b
 temporary folder that the next write ignores. Each entry carries ``manifest.json`` with the
 key record, the output checksums and the time it was made. The store is a plain directory:
 CI can persist it between runs and several projects can share it.
+
+Nothing damaged is ever handed back: ``restore`` checks every file against the manifest's
+checksum while copying it out, and an entry whose manifest or files do not check out is
+reported in one line and moved aside to ``<root>/quarantine/`` (then recomputed by the
+caller). A restore stamps the entry's folder time, which ``gc`` reads as its last use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -20,6 +27,12 @@ from pathlib import Path
 from pipeline.cache.key import file_digest
 
 MANIFEST = "manifest.json"
+QUARANTINE = "quarantine"
+_CHUNK = 1 << 20
+
+
+class DamagedEntry(Exception):
+    """A store entry whose manifest or files do not match (internal: it becomes a miss)."""
 
 
 class Store:
@@ -32,12 +45,57 @@ class Store:
         return self.root / key[:2] / key
 
     def has(self, key: str) -> bool:
-        """True when a complete entry for ``key`` exists and its files match the manifest."""
-        manifest = self.entry(key) / MANIFEST
-        if not manifest.is_file():
+        """True when a complete entry for ``key`` exists (a readable manifest listing files
+        that are all there). A damaged entry is quarantined and is not a hit."""
+        if not (self.entry(key) / MANIFEST).is_file():
             return False
-        outputs = json.loads(manifest.read_text())["outputs"]
-        return all((self.entry(key) / name).is_file() for name in outputs)
+        try:
+            outputs = self._outputs(key)
+            missing = [name for name in outputs if not (self.entry(key) / name).is_file()]
+            if missing:
+                raise DamagedEntry(f"{missing[0]} is missing")
+        except DamagedEntry as damage:
+            self.quarantine(key, str(damage))
+            return False
+        return True
+
+    def _outputs(self, key: str) -> dict[str, str]:
+        """The manifest's ``{file name: sha256}``; DamagedEntry when it is not one."""
+        try:
+            outputs = json.loads((self.entry(key) / MANIFEST).read_text())["outputs"]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+            raise DamagedEntry(f"{MANIFEST} is unreadable ({type(error).__name__})") from error
+        if not isinstance(outputs, dict) or not all(
+            isinstance(n, str) and isinstance(d, str) and "/" not in n and n not in ("", ".", "..")
+            for n, d in outputs.items()
+        ):
+            raise DamagedEntry(f"{MANIFEST} lists no valid outputs")
+        return outputs
+
+    def quarantine(self, key: str, why: str) -> Path | None:
+        """Move a damaged entry aside (one line on stderr); None if another process did."""
+        dest = self.root / QUARANTINE / f"{key}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(self.entry(key), dest)
+        except OSError:
+            return None
+        print(f"   store: entry {key[:12]} is damaged ({why}); moved to {dest}, recomputing",
+              file=sys.stderr, flush=True)
+        return dest
+
+    def verify(self, key: str) -> str | None:
+        """Why the entry for ``key`` is damaged, or None when every file matches."""
+        try:
+            for name, expected in self._outputs(key).items():
+                path = self.entry(key) / name
+                if not path.is_file():
+                    return f"{name} is missing"
+                if file_digest(path) != expected:
+                    return f"{name} does not match its checksum"
+        except DamagedEntry as damage:
+            return str(damage)
+        return None
 
     def put(self, key: str, record: Mapping, outputs: Mapping[str, Path]) -> Path:
         """Copy ``outputs`` (store name -> file) into the entry for ``key`` atomically."""
@@ -62,22 +120,40 @@ class Store:
             shutil.rmtree(staging, ignore_errors=True)
         return final
 
-    def restore(self, key: str, outputs: Mapping[str, Path]) -> None:
-        """Copy the entry's files (store name -> destination) out, each renamed into place."""
-        for name, dest in outputs.items():
-            copy_atomic(self.entry(key) / name, Path(dest))
+    def restore(self, key: str, outputs: Mapping[str, Path]) -> bool:
+        """Copy the entry's files (store name -> destination) out, each checked against its
+        checksum and renamed into place. A damaged entry is quarantined and False returned
+        (destinations already written hold correct copies of their own files)."""
+        try:
+            checksums = self._outputs(key)
+            for name, dest in outputs.items():
+                if name not in checksums:
+                    raise DamagedEntry(f"{name} is not in {MANIFEST}")
+                copy_atomic(self.entry(key) / name, Path(dest), checksums[name])
+        except (DamagedEntry, FileNotFoundError) as damage:
+            why = str(damage) if isinstance(damage, DamagedEntry) else "a file went missing"
+            self.quarantine(key, why)
+            return False
+        os.utime(self.entry(key))  # last use, for gc
+        return True
 
     def manifest(self, key: str) -> dict:
         return json.loads((self.entry(key) / MANIFEST).read_text())
 
 
-def copy_atomic(src: Path, dest: Path) -> None:
-    """Copy ``src`` (content and permission bits) to ``dest`` through a temporary file."""
+def copy_atomic(src: Path, dest: Path, sha256: str | None = None) -> None:
+    """Copy ``src`` (content and permission bits) to ``dest`` through a temporary file; with
+    ``sha256``, the copied bytes must hash to it (else DamagedEntry, ``dest`` untouched)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-    os.close(fd)
     try:
-        shutil.copyfile(src, tmp)
+        digest = hashlib.sha256()
+        with open(src, "rb") as source, os.fdopen(fd, "wb") as target:
+            while chunk := source.read(_CHUNK):
+                digest.update(chunk)
+                target.write(chunk)
+        if sha256 is not None and digest.hexdigest() != sha256:
+            raise DamagedEntry(f"{src.name} does not match its checksum")
         shutil.copymode(src, tmp)
         os.replace(tmp, dest)
     except BaseException:

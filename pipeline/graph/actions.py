@@ -99,8 +99,7 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
     key, record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
     names = {role: path.name for role, path in inv.outputs.items()}
-    if store.has(key):
-        store.restore(key, {names[r]: p for r, p in inv.outputs.items()})
+    if store.has(key) and store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
         print(f"   {inv.task}: restored from store [{key[:12]}]", flush=True)
         return True
     try:
@@ -111,7 +110,10 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
             if missing:
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
             store.put(key, record, {names[r]: p for r, p in out.items()})
-        store.restore(key, {names[r]: p for r, p in inv.outputs.items()})
+            if not store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
+                raise UserError(f"{where}: the store at {store.root} must keep what was just "
+                                "written to it; the new entry failed its checksums (a disk "
+                                "or another process damaging the store?)")
     except UserError as exc:  # doit prints the message alone, without a traceback
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)

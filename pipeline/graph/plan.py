@@ -13,17 +13,20 @@ from pathlib import Path
 
 from pipeline.cache.key import options_digest
 from pipeline.config.npu import NPU_VARIANTS
+from pipeline.graph.imports import local_imports
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PIPELINE_DIR.parent
 
 # The source files whose content is each stage's code version (a change re-runs the stage).
 STAGE_CODE = {
-    "export": ["stages/export.py"],
+    # Normalisation keeps the operators that have a visitor: the operator files are its input.
+    "export": ["stages/export.py", "normalise/*.py", "quant/decompose.py", "tosa/registry.py",
+               "tosa/ops/*.py"],
     "quantize": ["stages/quantize.py", "quant/**/*.py"],
     # The lowering driver writes composite operators out with quant/decompose.py (FP programs).
     "lower": ["stages/lower.py", "tosa/**/*.py", "quant/decompose.py"],
-    "verify": ["stages/verify.py", "tosa/**/*.py"],
+    "verify": ["stages/verify.py", "stages/verify_layers.py", "tosa/**/*.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
@@ -103,14 +106,28 @@ def _stage_dir(build: Path, stage: str, name: str) -> Path:
     return build / ".stages" / stage / name
 
 
+def _relative(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` when inside it, else its absolute path (a key name)."""
+    try:
+        return str(path.relative_to(folder.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
     out = _stage_dir(build, "export", name)
     inputs = {"source": model.source_path}
+    # Local helper files the model file imports are inputs too: editing one re-exports.
+    folder = model.source_path.parent
+    for helper in local_imports(model.source_path):
+        inputs[f"imports/{_relative(helper, folder)}"] = helper
     options = {"source_attr": model.source_attr, "seed": model.seed}
     params = {"source": str(model.source_path)}
     factory = model.input_factory
     if factory is not None:
         inputs["input_factory"] = factory.path
+        for helper in local_imports(factory.path):
+            inputs[f"imports/{_relative(helper, folder)}"] = helper
         options["input_factory"] = factory.attr
         params["input_factory"] = [str(factory.path), factory.attr]
     else:

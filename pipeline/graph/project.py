@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import UserError
+from pipeline.graph.lock import lock_build_folder, needs_lock
 from pipeline.graph.plan import Plan, make_plan
 
 DEFAULT_TARGETS = "targets.yaml"
@@ -69,6 +70,8 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
         config = load_config(path)
         build = Path(get_var("build", None) or config.path.parent / "build").resolve()
         build.mkdir(parents=True, exist_ok=True)
+        if needs_lock(sys.argv):
+            lock_build_folder(build)
         selected = select_targets(list(config.targets), get_var("target", None), str(path))
         return Project(config, make_plan(config, build), build,
                        store_root(get_var("store", None)), selected)

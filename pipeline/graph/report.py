@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import time
 from pathlib import Path
@@ -85,9 +86,12 @@ def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | No
 def summary_line(target: str, model: str, entry: dict) -> str:
     """One human line per built model: NPU figures and verification."""
     verify = entry["verify"]
-    sqnr = min((o.get("sqnr_db_vs_float", float("nan")) for o in verify.get("outputs", [])),
-               default=float("nan"))
-    text = f"{target}/{model}: verified ({'pass' if verify.get('passed') else 'FAIL'}, SQNR {sqnr:.1f} dB)"
+    # An SQNR of None is an exact match with the float model (infinite); the worst output counts.
+    sqnrs = [o.get("sqnr_db_vs_float") for o in verify.get("outputs", [])]
+    sqnr = min((math.inf if s is None else s for s in sqnrs), default=math.nan)
+    layers = f", {len(verify['layers'])} layers" if verify.get("layers") else ""
+    text = (f"{target}/{model}: verified ({'pass' if verify.get('passed') else 'FAIL'}{layers}, "
+            f"SQNR {sqnr:.1f} dB)")
     vela = entry.get("vela")
     if vela:
         text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "

@@ -14,6 +14,8 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
+from pipeline.quant import attention, norms, recurrent
+
 aten = torch.ops.aten
 
 
@@ -65,6 +67,12 @@ DECOMPOSITIONS = {
     aten.split.Tensor: split,
     aten.split_with_sizes.default: split_with_sizes,
     aten.chunk.default: chunk,
+    # Attention and recurrent layers: their own modules (how each is quantized lives there).
+    aten.scaled_dot_product_attention.default: attention.scaled_dot_product_attention,
+    aten.lstm.input: recurrent.lstm,
+    aten.gru.input: recurrent.gru,
+    aten.group_norm.default: norms.group_norm,
+    aten.instance_norm.default: norms.instance_norm,
 }
 
 

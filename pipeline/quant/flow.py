@@ -9,7 +9,8 @@ from torch.export import ExportedProgram
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
-from pipeline.quant.decompose import decompose
+from pipeline.normalise import normalise
+from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.quantizer import EthosUQuantizer
 
 
@@ -38,8 +39,9 @@ def quantize_program(
     check_samples(program, samples, where)
     quantizer = EthosUQuantizer(scheme, observer)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
-    module = decompose(program).module(check_guards=False)
+    module = normalise(program).module(check_guards=False)
     prepared = prepare_pt2e(module, quantizer)
+    link_saturating_observers(prepared)  # masked scores follow their inputs' observers
     with torch.no_grad():
         for sample in samples:
             prepared(*sample)

@@ -1,4 +1,5 @@
-"""Export stage: import the user's model, make its inputs, run ``torch.export``.
+"""Export stage: import the user's model, make its inputs, run ``torch.export`` and normalise
+the program (``pipeline.normalise``: functional ops, no no-ops, constants folded).
 
 Outputs (one folder per model): ``model.pt2`` (the float ExportedProgram),
 ``calibration.pt`` and ``test_inputs.pt`` (lists of input tuples, saved with torch.save).
@@ -73,6 +74,26 @@ def load_folder(folder: Path, where: str) -> list[tuple]:
     return samples
 
 
+def export_program(model, example: tuple, where: str = ""):
+    """``torch.export`` of ``model`` on ``example``, normalised (``pipeline.normalise``).
+
+    Raises:
+        StageError: torch.export cannot capture the model.
+    """
+    import torch
+
+    from pipeline.normalise import normalise
+
+    try:
+        with torch.no_grad():
+            program = torch.export.export(model, example)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise StageError(where, f"torch.export must capture the model; it raised "
+                                f"{type(exc).__name__}: {first}") from exc
+    return normalise(program)
+
+
 def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None = None,
            input_factory: tuple[Path, str] | None = None, seed: int = 0,
            calibration_samples: int = 16, calibration_seed: int = 1,
@@ -120,12 +141,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
     else:
         calibration = [draw(calibration_seed + i) for i in range(calibration_samples)]
     tests = [example] + [draw(seed + _TEST_SEED_OFFSET + i) for i in range(TEST_INPUT_SETS - 1)]
-    try:
-        with torch.no_grad():
-            program = torch.export.export(model, example)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise StageError(where, f"torch.export must capture the model; it raised {type(exc).__name__}: {first}") from exc
+    program = export_program(model, example, where)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {"model": out_dir / "model.pt2", "calibration": out_dir / "calibration.pt",

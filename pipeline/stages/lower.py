@@ -37,7 +37,9 @@ def lower(
         out_io: JSON ``{"inputs": [...], "outputs": [...], "tosa_spec": spec}``; each entry has
             ``name, dtype, shape, scale, zero_point`` plus ``layout`` ("NHWC" for 4-D tensors,
             whose TOSA shape is the torch shape permuted by ``dim_order``) and ``torch_shape``.
-            Entries follow the model's forward arguments / returned outputs.
+            Entries follow the model's forward arguments / returned outputs. A quantized
+            graph adds ``layers``: per quantize node of the program whose value is a tensor
+            of the graph, ``{"node", "tensor", "dim_order"}`` (verify's per-layer check).
         spec: TOSA spec, e.g. ``TOSA-1.0+INT``, ``TOSA-1.0+INT+int16``, ``TOSA-1.0+FP``.
         input_names: names for the inputs in io.json (targets.yaml's) instead of the
             forward() argument names; the graph's own name stays in ``tosa_name``.
@@ -74,6 +76,7 @@ def lower(
         for npu_pass in NPU_VARIANTS[variant]:
             npu_pass.run(graph)
         serialize.write(graph, path)
-    write_json_atomic(
-        out_io, {"inputs": lowered.inputs, "outputs": lowered.outputs, "tosa_spec": spec}
-    )
+    description = {"inputs": lowered.inputs, "outputs": lowered.outputs, "tosa_spec": spec}
+    if lowered.layers:  # verify's per-layer check (pipeline/tosa/layers.py)
+        description["layers"] = lowered.layers
+    write_json_atomic(out_io, description)

@@ -27,13 +27,13 @@ from pipeline.tosa.spec import TosaSpec
 _FRAME = re.compile(
     r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>.*)'
 )
-# Frames inside these folders are library code, never the user's line.
-_LIBRARY_DIRS = (
+# Where a frame comes from, best first: the user's own files, then libraries that define
+# models (transformers, torchvision, ... in site-packages), then torch and this project.
+_INTERNAL_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
     os.path.dirname(os.path.dirname(__file__)) + os.sep,  # pipeline/
-    "site-packages",
-    "dist-packages",
 )
+_LIBRARY_MARKERS = ("site-packages", "dist-packages")
 _TORCH_TO_TOSA = {
     torch.float32: "fp32",
     torch.float16: "fp16",
@@ -41,21 +41,27 @@ _TORCH_TO_TOSA = {
     torch.int8: "int8",
     torch.int16: "int16",
     torch.int32: "int32",
+    # TOSA has no int64: int64 values (ids, masks, indices) are int32 in the graph and in io.json
+    # (constants are narrowed with a range check by convert_int64_constants_pass).
+    torch.int64: "int32",
     torch.bool: "bool",
 }
 
 
+def _frame_rank(path: str) -> int:
+    if path.startswith(_INTERNAL_DIRS):
+        return 2
+    return 1 if any(marker in path for marker in _LIBRARY_MARKERS) else 0
+
+
 def source_of(node: fx.Node) -> str:
-    """The user's ``file:line`` that produced ``node`` (last non-library stack frame)."""
-    trace = node.meta.get("stack_trace") or ""
-    frames = [
-        m
-        for m in _FRAME.finditer(trace)
-        if not any(marker in m["file"] for marker in _LIBRARY_DIRS)
-    ]
+    """``file:line (code)`` that produced ``node``: the innermost frame of the user's own files,
+    else of a model library (transformers, torchvision...), else of torch; "" without a trace."""
+    frames = list(_FRAME.finditer(node.meta.get("stack_trace") or ""))
     if not frames:
         return ""
-    last = frames[-1]
+    best = min(_frame_rank(m["file"]) for m in frames)
+    last = [m for m in frames if _frame_rank(m["file"]) == best][-1]
     return f"{last['file']}:{last['line']} ({last['code'].strip()})"
 
 
@@ -88,11 +94,11 @@ class LoweringContext:
         return f"{text} ({source})" if source else text
 
     def unsupported(
-        self, node: fx.Node, detail: str = "", allowed: str = ""
+        self, node: fx.Node, detail: str = "", allowed: str = "", hint: str = ""
     ) -> UnsupportedOperatorError:
         """An error naming the op (and what about it is unsupported) and the user's line."""
         op = target_name(node.target) + (f" with {detail}" if detail else "")
-        return UnsupportedOperatorError(self.node_where(node), op, source_of(node), allowed)
+        return UnsupportedOperatorError(self.node_where(node), op, source_of(node), allowed, hint)
 
     def location(self, node: fx.Node) -> str:
         source = source_of(node)

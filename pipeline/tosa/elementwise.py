@@ -65,30 +65,38 @@ def scalar_const(ctx: LoweringContext, node: fx.Node, value, dtype: str) -> str:
 
 
 def emit_add_sub(node: fx.Node, ctx: LoweringContext, op: str) -> None:
-    """``op`` (ADD or SUB) of ``node``'s operands into ``node``'s output."""
-    a, b = check_operands(node, ctx)
+    """``op`` (ADD or SUB) of ``node``'s operands into ``node``'s output. A number may be
+    either operand (``1.0 - x`` is torch's rsub, written as ``sub(1.0, x)``)."""
+    operands = node.args[:2]
+    tensors = [x for x in operands if isinstance(x, fx.Node)]
+    if not tensors or not all(isinstance(x, (fx.Node, int, float)) for x in operands):
+        raise ctx.unsupported(node, f"operands {operands}", "tensors or numbers, one tensor")
     out_q = ctx.qparams(node)
-    if out_q is None:
-        other = (
-            ranked(ctx, node, b) if isinstance(b, fx.Node) else scalar_const(ctx, node, b, "fp32")
-        )
-        ctx.emit(op, [ranked(ctx, node, a), other], [ctx.define(node)], node)
+    if out_q is None:  # float, or integers (int32: ``ids + 1``)
+        dtype = "int32" if ctx.dtype(node) == "int32" else "fp32"
+        inputs = [
+            ranked(ctx, node, x) if isinstance(x, fx.Node) else scalar_const(ctx, node, x, dtype)
+            for x in operands
+        ]
+        ctx.emit(op, inputs, [ctx.define(node)], node)
         return
-    qa, *rest = _quantized(ctx, node, (a, b))
+    qparams = _quantized(ctx, node, tensors)
     shift = LEFT_SHIFT[out_q.dtype]
-    scales = [qa.tensor_scale] + [q.tensor_scale for q in rest]
-    unit = 2 * max(scales) / 2**shift  # real value of one widened int32 step
-    widened = [widen(ctx, node, a, qa.tensor_scale / unit, "in0")]
-    if isinstance(b, fx.Node):
-        widened.append(widen(ctx, node, b, rest[0].tensor_scale / unit, "in1"))
-    else:
-        steps = round(float(b) / unit)
-        if abs(steps) > _INT32_HEADROOM:
-            raise ctx.unsupported(node, f"scalar {b} too large for the input's scale")
-        widened.append(scalar_const(ctx, node, steps, "int32"))
+    unit = 2 * max(q.tensor_scale for q in qparams) / 2**shift  # real value of one int32 step
+    widened = [_widened(ctx, node, x, unit, f"in{i}") for i, x in enumerate(operands)]
     total = ctx.temp(node, "int32", tosa_shape(node), "int32")
     ctx.emit(op, widened, [total], node)
     narrow(ctx, node, total, unit)
+
+
+def _widened(ctx: LoweringContext, node: fx.Node, x, unit: float, suffix: str) -> str:
+    """A tensor or number operand as int32 steps of ``unit``."""
+    if isinstance(x, fx.Node):
+        return widen(ctx, node, x, ctx.qparams(x).tensor_scale / unit, suffix)
+    steps = round(float(x) / unit)
+    if abs(steps) > _INT32_HEADROOM:
+        raise ctx.unsupported(node, f"scalar {x} too large for the input's scale")
+    return scalar_const(ctx, node, steps, "int32")
 
 
 def widen(ctx: LoweringContext, node: fx.Node, x: fx.Node, factor: float, suffix: str) -> str:

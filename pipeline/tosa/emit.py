@@ -98,6 +98,13 @@ def finish_int(ctx: LoweringContext, node: fx.Node, result: str, produced: QPara
         requantize(ctx, node, result, produced, ctx.qparams(node), out=ctx.define(node))
 
 
+def cast(ctx: LoweringContext, node: fx.Node, src: str, dtype: str, out: str | None = None) -> str:
+    """CAST ``src`` to ``dtype`` (bool <-> integer, integer widening; no rescaling)."""
+    out = out or ctx.temp(node, f"as_{dtype}", ctx.graph.tensors[src].shape, dtype)
+    ctx.emit("CAST", [src], [out], node)
+    return out
+
+
 def transpose(
     ctx: LoweringContext, node: fx.Node, src: str, perm: Sequence[int], out: str | None = None
 ) -> str:

@@ -14,14 +14,18 @@ shapes, quantization and dimension order) that io.json records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from torch import fx
 from torch.export import ExportedProgram
 
-from pipeline.errors import UserError
-from pipeline.quant.decompose import decompose
-from pipeline.tosa import layout, registry
+import operator
+
+import torch
+
+from pipeline.errors import UnsupportedOperatorError, UnsupportedOperatorsError, UserError
+from pipeline.normalise import normalise
+from pipeline.tosa import layers, layout, registry
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.passes import FX_PASSES, TOSA_PASSES, PassContext
@@ -35,6 +39,7 @@ class Lowered:
     graph: TosaGraph
     inputs: list[dict]
     outputs: list[dict]
+    layers: list[dict] = field(default_factory=list)  # see pipeline/tosa/layers.py
 
 
 def attach_constants(program: ExportedProgram) -> list[str]:
@@ -52,10 +57,22 @@ def attach_constants(program: ExportedProgram) -> list[str]:
     return list(signature.user_inputs)
 
 
-def _check_quantized(gm: fx.GraphModule, spec: TosaSpec, where: str) -> None:
-    """An integer-only spec needs a quantized (q/dq) program; say so up front."""
-    if spec.is_fp or any(str(n.target).startswith("quantized_decomposed.") for n in gm.graph.nodes):
-        return
+def _is_quantized(gm: fx.GraphModule) -> bool:
+    return any(str(n.target).startswith("quantized_decomposed.") for n in gm.graph.nodes)
+
+
+def _computes_floats(gm: fx.GraphModule) -> bool:
+    """Whether any call yields a float tensor (an all-integer graph - masks from ids - needs
+    no quantization to be an integer TOSA graph)."""
+    return any(
+        n.op == "call_function"
+        and isinstance(n.meta.get("val"), torch.Tensor)
+        and n.meta["val"].dtype.is_floating_point
+        for n in gm.graph.nodes
+    )
+
+
+def _float_program(spec: TosaSpec, where: str) -> None:
     raise UserError(
         f"{where}: the program must be quantized (hold quantize/dequantize operators) for "
         f"{spec}; got a float program. Quantize it first (e.g. scheme int8) or target a "
@@ -63,11 +80,35 @@ def _check_quantized(gm: fx.GraphModule, spec: TosaSpec, where: str) -> None:
     )
 
 
-def _check_supported(gm: fx.GraphModule, ctx: LoweringContext) -> None:
-    """Fail on the first operator without a visitor - before emitting anything."""
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and registry.visitor_for(node.target) is None:
-            raise ctx.unsupported(node, allowed="one with a visitor in pipeline/tosa/ops")
+def _advice(node: fx.Node) -> str:
+    """What to do about an operator with no lowering, in the user's terms."""
+    val = node.meta.get("val")
+    vals = val if isinstance(val, (tuple, list)) else [val]
+    if any(isinstance(v, torch.Tensor) and v.is_complex() for v in vals):
+        return ("Complex tensors (stft, fft) have no TOSA form: compute that part (e.g. a "
+                "spectrogram front end) before the model and feed its output as the input")
+    return ("Write that line with the operators listed in README.md (Operators lowered "
+            "today), or move it out of the exported forward()")
+
+
+def _is_getitem_of_blocker(node: fx.Node) -> bool:
+    """``op(...)[i]`` of an unsupported multi-output op: reported with that op, not again."""
+    if node.target is not operator.getitem or not isinstance(node.args[0], fx.Node):
+        return False
+    return registry.visitor_for(node.args[0].target) is None
+
+
+def _raise_blockers(gm: fx.GraphModule, ctx: LoweringContext) -> None:
+    """Every operator without a visitor, in one error - before emitting anything."""
+    blockers = [
+        ctx.unsupported(node, hint=_advice(node))
+        for node in gm.graph.nodes
+        if node.op == "call_function"
+        and registry.visitor_for(node.target) is None
+        and not _is_getitem_of_blocker(node)
+    ]
+    if blockers:
+        raise UnsupportedOperatorsError(ctx.where, blockers)
 
 
 def _describe(ctx: LoweringContext, node: fx.Node, name: str) -> dict:
@@ -99,18 +140,28 @@ def _output_tensor(ctx: LoweringContext, node: fx.Node, index: int) -> str:
 
 
 def _visit(gm: fx.GraphModule, ctx: LoweringContext, user_inputs: list[str]) -> list:
-    outputs = []
+    """Run every visitor; collect what they reject (all of it, raised at the end)."""
+    outputs, blockers = [], []
     for node in gm.graph.nodes:
         if node.op == "placeholder" and node.name in user_inputs:
             ctx.tensors[node] = ctx.graph.add_input(
                 node.name, tosa_shape(node), ctx.dtype(node), ctx.node_where(node, True)
             )
         elif node.op == "call_function":
-            registry.visitor_for(node.target)(node, ctx)
-        elif node.op == "output":
+            try:
+                registry.visitor_for(node.target)(node, ctx)
+            except UnsupportedOperatorError as error:
+                blockers.append(error)
+            except Exception:
+                if not blockers:
+                    raise
+                # Downstream of a rejected node: a consequence of that one, not a new blocker.
+        elif node.op == "output" and not blockers:
             for i, arg in enumerate(fx.node.map_arg(node.args[0], lambda n: n)):
                 ctx.graph.outputs.append(_output_tensor(ctx, arg, i))
                 outputs.append(arg)
+    if blockers:
+        raise UnsupportedOperatorsError(ctx.where, blockers)
     return outputs
 
 
@@ -122,16 +173,22 @@ def lower_program(program: ExportedProgram, spec: TosaSpec, where: str = "") -> 
         UnsupportedOperatorError: an operator (or a configuration of one) has no lowering.
         UserError: a tensor type the spec does not allow, or inconsistent quantization.
     """
-    _check_quantized(program.graph_module, spec, where)
-    program = decompose(program)
+    quantized = _is_quantized(program.graph_module)
+    if not quantized:
+        program = normalise(program)  # a float program straight from torch.export
     gm = program.graph_module
+    ctx = LoweringContext(TosaGraph(spec), spec, where)
+    if not quantized and not spec.is_fp and _computes_floats(gm):
+        _raise_blockers(gm, ctx)  # name the operators before saying the program is float
+        _float_program(spec, where)
     user_inputs = attach_constants(program)
+    origins = layers.mark_origins(gm, where)
     pass_ctx = PassContext(spec, where)
     for entry in FX_PASSES:
         entry.run(gm, pass_ctx)
-    ctx = LoweringContext(TosaGraph(spec), spec, where)
-    _check_supported(gm, ctx)
+    _raise_blockers(gm, ctx)
     outputs = _visit(gm, ctx, user_inputs)
+    sources = layers.value_sources(ctx.graph)
     for entry in TOSA_PASSES:
         entry.run(ctx.graph)
     ctx.graph.remove_unused_tensors()
@@ -141,4 +198,5 @@ def lower_program(program: ExportedProgram, spec: TosaSpec, where: str = "") -> 
         ctx.graph,
         [_describe(ctx, n, ctx.tensors[n]) for n in input_nodes],
         [_describe(ctx, n, name) for n, name in zip(outputs, ctx.graph.outputs, strict=True)],
+        layers.layer_map(gm, ctx, origins, sources),
     )

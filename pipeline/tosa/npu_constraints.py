@@ -21,6 +21,7 @@ from tosa.DType import DType
 from tosa.Op import Op
 from tosa.ResizeAttribute import ResizeAttribute
 from tosa.ResizeMode import ResizeMode
+from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
 from tosa.TosaGraph import TosaGraph
 
 from pipeline.errors import UserError
@@ -65,6 +66,12 @@ def _avg_pool_attrs(raw) -> dict:
     }
 
 
+def _transpose_conv_attrs(raw) -> dict:
+    table = TransposeConv2dAttribute()
+    table.Init(raw.Bytes, raw.Pos)
+    return {"stride": [table.Stride(i) for i in range(table.StrideLength())]}
+
+
 def _resize_attrs(raw) -> dict:
     table = ResizeAttribute()
     table.Init(raw.Bytes, raw.Pos)
@@ -97,6 +104,8 @@ def read_operators(path: Path) -> list[Operator]:
             attrs = _avg_pool_attrs(raw.Attribute())
         elif raw.AttributeType() == Attribute.ResizeAttribute:
             attrs = _resize_attrs(raw.Attribute())
+        elif raw.AttributeType() == Attribute.TransposeConv2dAttribute:
+            attrs = _transpose_conv_attrs(raw.Attribute())
         operators.append(
             Operator(
                 _OP_NAMES.get(raw.Op(), "UNKNOWN"),
@@ -120,9 +129,30 @@ def _integer_only(op: Operator):
     return None
 
 
+# Why the masking and lookup operators are missing there, and what to do instead.
+_NO_MASKS = (
+    "Ethos-U55/U65 have no comparison, logical or select operators: build the attention mask "
+    "outside the model and pass it as an additive float input (scores + mask is an ADD)"
+)
+_U55_INSTEAD = {
+    **dict.fromkeys(("EQUAL", "GREATER", "GREATER_EQUAL", "SELECT", "LOGICAL_AND",
+                     "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT"), _NO_MASKS),
+    "GATHER": "Ethos-U55/U65 have no GATHER: look embeddings and rows up outside the model "
+    "and pass the looked-up tensor as the input",
+}  # fmt: skip
+
+
 def _u55_supported(op: Operator):
     if op.op in U55_UNSUPPORTED:
-        return "be an operator Ethos-U55/U65 supports", op.op
+        why = _U55_INSTEAD.get(op.op)
+        return "be an operator Ethos-U55/U65 supports" + (f" ({why})" if why else ""), op.op
+    return None
+
+
+def _u55_no_bool(op: Operator):
+    """Vela 5.2 runs no U55/U65 operator on bool tensors (CAST, TILE, RESHAPE, ...)."""
+    if op.op not in U55_UNSUPPORTED and any(t.dtype == "bool" for t in (*op.inputs, *op.outputs)):
+        return f"use no bool tensors ({_NO_MASKS})", "a bool tensor"
     return None
 
 
@@ -165,7 +195,25 @@ def _u55_resize(op: Operator):
     return None
 
 
-_U55 = (_integer_only, _u55_supported, _u55_avg_pool, _u55_int8_only, _u55_transpose, _u55_resize)
+def _u55_transpose_conv(op: Operator):
+    # The U55/U65 variant splits strided and int16 ones into CONV2Ds
+    # (split_transpose_conv_pass); these are the ones it could not.
+    if op.op != "TRANSPOSE_CONV2D":
+        return None
+    if op.inputs[0].dtype != "int8":  # Vela 5.2 fuses no RESCALE into it: int48 stays
+        return "take int8 input (Vela 5.2 cannot rescale its int48 accumulator)", op.inputs[0].dtype
+    stride, (_, height, width, _) = op.attrs.get("stride", [1, 1]), op.inputs[0].shape
+    kernel = op.inputs[1].shape[1:3]
+    allowed = stride in ([1, 1], [2, 2]) or (stride == [1, 2] and height == kernel[0] == 1)
+    if not allowed and not (stride == [2, 1] and width == kernel[1] == 1):
+        return "have stride 1x1, 2x2, or 2 along a one-pixel axis", f"stride {stride}"
+    return None
+
+
+_U55 = (
+    _integer_only, _u55_supported, _u55_no_bool, _u55_avg_pool, _u55_int8_only,
+    _u55_transpose, _u55_resize, _u55_transpose_conv,
+)  # fmt: skip
 RULES: dict[str, tuple[Rule, ...]] = {
     "u55": _U55,
     "u65": _U55,

@@ -65,3 +65,58 @@ def test_copy_atomic_replaces_destination(tmp_path):
     copy_atomic(src, dest)
     assert dest.read_text() == "new"
     assert sorted(p.name for p in dest.parent.iterdir()) == ["b"]
+
+
+def _entry(tmp_path, content=b"\x01\x02\x03", name="model.bin"):
+    store = Store(tmp_path / "store")
+    src = tmp_path / name
+    src.write_bytes(content)
+    key = "ab" + "4" * 62
+    store.put(key, {"stage": "package"}, {name: src})
+    return store, key
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "grow"])
+def test_damaged_output_is_quarantined_never_restored(tmp_path, capsys, damage):
+    """A flipped byte, a truncation or extra bytes in a stored file: restore refuses the entry,
+    moves it to quarantine/ with one line on stderr, and leaves the destination untouched."""
+    store, key = _entry(tmp_path)
+    stored = store.entry(key) / "model.bin"
+    data = stored.read_bytes()
+    stored.write_bytes({"flip": bytes([data[0] ^ 1]) + data[1:], "truncate": data[:-1],
+                        "grow": data + b"\0"}[damage])
+    dest = tmp_path / "out" / "model.bin"
+    assert store.has(key)  # the files are all there: only their content is wrong
+    assert store.restore(key, {"model.bin": dest}) is False
+    assert not dest.exists()
+    assert not store.entry(key).exists()
+    assert len(list((store.root / "quarantine").iterdir())) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model.bin does not match its checksum" in err[0]
+
+
+@pytest.mark.parametrize("manifest", ["", "{", '{"outputs": 3}', "\xff\xfe", '{"no": 1}',
+                                      '{"outputs": {"../x": "0"}}'])
+def test_unreadable_manifest_is_a_miss_not_a_traceback(tmp_path, capsys, manifest):
+    store, key = _entry(tmp_path)
+    (store.entry(key) / "manifest.json").write_bytes(manifest.encode("latin-1"))
+    assert store.has(key) is False
+    assert not store.entry(key).exists()
+    assert "manifest.json" in capsys.readouterr().err
+
+
+def test_missing_output_is_quarantined(tmp_path):
+    store, key = _entry(tmp_path)
+    (store.entry(key) / "model.bin").unlink()
+    assert store.has(key) is False
+    assert (store.root / "quarantine").is_dir()
+
+
+def test_restore_checks_and_stamps_last_use(tmp_path):
+    import os
+
+    store, key = _entry(tmp_path)
+    os.utime(store.entry(key), (1, 1))
+    assert store.restore(key, {"model.bin": tmp_path / "o" / "m.bin"}) is True
+    assert (tmp_path / "o" / "m.bin").read_bytes() == b"\x01\x02\x03"
+    assert store.entry(key).stat().st_mtime > 1

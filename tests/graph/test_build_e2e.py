@@ -176,3 +176,22 @@ def test_config_error_is_reported_without_traceback(project, tmp_path):
     assert "Traceback" not in proc.stderr + proc.stdout
     assert re.search(r"targets\.yaml:\d+: targets\.u55-baremetal\.npu\.config: must be one of "
                      r".*; got 'ethos-u55-100'", proc.stderr)
+
+
+def test_damaged_store_entry_is_quarantined_and_recomputed(project):
+    """A flipped byte in a stored artifact is never restored: the next build says so in one
+    line, moves the entry aside, recomputes it and ends with the correct artifact."""
+    artifact = project / "build" / "u85-linux" / "add" / "model.bin"
+    good = artifact.read_bytes()
+    manifests = [json.loads(p.read_text()) for p in (project / "store").glob("*/*/manifest.json")]
+    entry = next(m for m in manifests if m["record"]["stage"] == "package"
+                 and (project / "store" / m["key"][:2] / m["key"] / "model.bin").read_bytes() == good)
+    stored = project / "store" / entry["key"][:2] / entry["key"] / "model.bin"
+    stored.write_bytes(bytes([good[0] ^ 0xFF]) + good[1:])
+    shutil.rmtree(project / "build")
+    proc = doit(project, "build", "target=u85-linux")
+    assert f"entry {entry['key'][:12]} is damaged (model.bin does not match its checksum)" in (
+        proc.stdout + proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert artifact.read_bytes() == good
+    assert (project / "store" / "quarantine").is_dir()

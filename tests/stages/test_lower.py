@@ -127,3 +127,24 @@ def test_lower_stage_code_version_covers_the_decompositions_it_runs():
     from pipeline.graph.plan import code_files
 
     assert REPO / "pipeline" / "quant" / "decompose.py" in code_files("lower")
+
+
+class TwoBlockers(nn.Module):
+    def forward(self, x):
+        y = torch.cumsum(x, dim=1)  # first blocker
+        z = torch.sort(y, dim=-1).values  # second blocker
+        return torch.cumsum(z, dim=2)  # first blocker again
+
+
+@pytest.mark.needs_torch
+def test_every_unsupported_operator_is_named_at_once(tmp_path):
+    """One error lists each unsupported operator with its count and source lines."""
+    with pytest.raises(UnsupportedOperatorError) as info:
+        lower_case(TwoBlockers(), [(1, 3, 6, 6)], tmp_path, where="u85-linux/lower")
+    message = str(info.value)
+    assert message.startswith("u85-linux/lower: every operator must be one that the TOSA "
+                              "lowering supports; got 2 that are not (3 places):")
+    assert "aten.cumsum.default (x2) at " in message and "aten.sort.default (x1) at " in message
+    assert "test_lower.py" in message and "(y = torch.cumsum(x, dim=1)" in message
+    assert "(z = torch.sort(y, dim=-1).values" in message
+    assert message.count("README.md (Operators lowered today)") == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from pipeline.stages.export import export_program
 from pipeline.stages.lower import lower
 from pipeline.stages.quantize import quantize
 from pipeline.stages.verify import verify
@@ -47,20 +48,36 @@ class Case:
 
 
 def random_inputs(shapes, seed: int) -> tuple[torch.Tensor, ...]:
-    """Uniform inputs in [-1, 1); a shape given as ``(shape, amplitude)`` scales its range."""
+    """Uniform inputs in [-1, 1); a shape given as ``(shape, amplitude)`` scales its range, and
+    a callable ``(generator) -> tensor`` draws any other input (integer ids, bool masks)."""
     generator = torch.Generator().manual_seed(seed)
-    specs = [s if isinstance(s[0], (tuple, list)) else (s, 1.0) for s in shapes]
-    return tuple(
-        (torch.rand(shape, generator=generator) * 2 - 1) * amplitude for shape, amplitude in specs
-    )
+    inputs = []
+    for spec in shapes:
+        if callable(spec):
+            inputs.append(spec(generator))
+            continue
+        shape, amplitude = spec if isinstance(spec[0], (tuple, list)) else (spec, 1.0)
+        inputs.append((torch.rand(shape, generator=generator) * 2 - 1) * amplitude)
+    return tuple(inputs)
+
+
+def integers(shape, high: int, dtype=torch.int64):
+    """An input spec for ``random_inputs``: integers in [0, high) - token ids, indices."""
+    return lambda generator: torch.randint(0, high, shape, generator=generator, dtype=dtype)
+
+
+def booleans(shape, p_true: float = 0.7, dtype=torch.bool):
+    """An input spec for ``random_inputs``: a mask, True (1) with probability ``p_true``."""
+    return lambda generator: (torch.rand(shape, generator=generator) < p_true).to(dtype)
 
 
 def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
-    """Write what the export stage writes: model.pt2, calibration.pt, test_inputs.pt."""
+    """Write what the export stage writes: model.pt2 (normalised), calibration.pt,
+    test_inputs.pt."""
     folder.mkdir(parents=True, exist_ok=True)
     module = module.eval()
     example = random_inputs(shapes, 0)
-    torch.export.save(torch.export.export(module, example), folder / "model.pt2")
+    torch.export.save(export_program(module, example), folder / "model.pt2")
     torch.save(
         [random_inputs(shapes, 1 + i) for i in range(CALIBRATION_SAMPLES)],
         folder / "calibration.pt",

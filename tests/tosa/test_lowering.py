@@ -29,4 +29,4 @@ def test_pass_list_orders_fx_before_tosa_and_explains_each():
     levels = [p.level for p in PASSES]
     assert levels == sorted(levels, key=["fx", "tosa"].index)
     assert all(p.why for p in PASSES)
-    assert [p.name for p in PASSES][:3] == ["fold_batchnorm", "convert_int64_constants", "fold_qdq"]
+    assert [p.name for p in PASSES][:3] == ["convert_int64_constants", "fold_qdq", "fold_pad"]

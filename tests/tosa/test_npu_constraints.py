@@ -129,3 +129,20 @@ def test_u55_names_a_bilinear_resize(tmp_path):
     common, _ = u55_variant(nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 4, 4), tmp_path)
     with pytest.raises(UserError, match="RESIZE on ethos-u55-128 must use NEAREST mode"):
         check_npu_constraints(common, "ethos-u55-128")
+
+
+@pytest.mark.needs_vela
+def test_int16_transpose_conv_fails_on_u55_unless_split(tmp_path):
+    """The common graph's int16 TRANSPOSE_CONV2D: Vela 5.2 cannot rescale its int48
+    accumulator for U55 ('Non-passthrough operation (Conv2D) could not run on NPU'); the U55
+    variant's phase CONV2Ds (split_transpose_conv_pass) compile."""
+    from pipeline.stages.vela import run_vela
+    from tests.tosa.lowering_cases import A16W8
+
+    deconv = nn.ConvTranspose2d(8, 4, 4, 2, 1)
+    case = lower_case(deconv, [(1, 8, 6, 6)], tmp_path / "case", A16W8)
+    with pytest.raises(UserError, match=r"TRANSPOSE_CONV2D on ethos-u55-128 must take int8 input"):
+        check_npu_constraints(case.tosa, "ethos-u55-128")
+    check_npu_constraints(case.variant("u55"), "ethos-u55-128")
+    run_vela(case.variant("u55"), tmp_path / "u55", vela_args("ethos-u55-128"))
+    check_npu_constraints(case.tosa, "ethos-u85-256")

@@ -8,10 +8,15 @@ from torch import fx
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.elementwise import emit_add_sub
 from pipeline.tosa.registry import lowers
+from pipeline.tosa.saturation import emit_masked, masked_operands
 
 
 @lowers("aten.add.Tensor")
 def visit_add(node: fx.Node, ctx: LoweringContext) -> None:
     if node.kwargs.get("alpha", 1) != 1:
         raise ctx.unsupported(node, f"alpha={node.kwargs['alpha']}", "alpha=1")
+    masked = masked_operands(node, ctx)  # an attention mask: saturation.py
+    if masked:
+        emit_masked(ctx, node, "ADD", *masked)
+        return
     emit_add_sub(node, ctx, "ADD")

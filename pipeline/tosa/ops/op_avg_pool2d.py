@@ -4,7 +4,9 @@ TOSA divides by the number of *valid* (unpadded) elements and Vela keeps an AVG_
 top/left padding on the CPU, so padding is split by what torch divides by:
 ``count_include_pad=True`` (torch's default) pads explicitly with the zero point (a real 0.0)
 and pools without padding, which divides by the whole kernel exactly like torch;
-``count_include_pad=False`` keeps TOSA's own padding.
+``count_include_pad=False`` keeps TOSA's own padding. ``ceil_mode`` lets the last window hang
+over the padded input; torch leaves that part out of the divisor, so it is TOSA padding (which
+TOSA does not count) beyond the explicit one in either case.
 
 Adaptive pooling with output sizes that divide the input is one pool (kernel = stride =
 input / output, global pooling included). Otherwise torch's windows
@@ -26,10 +28,11 @@ from pipeline.tosa.registry import lowers
 MAX_ADAPTIVE_CELLS = 64  # beyond this the SLICE/CONCAT decomposition gets too large
 
 
-def _pool(ctx, node, src: str, in_hw, kernel, stride, padding, out: str) -> None:
-    """AVG_POOL2D of NHWC ``src`` (input of torch size ``in_hw``) into ``out``."""
+def _pool(ctx, node, src: str, in_hw, kernel, stride, padding, out: str, out_hw=None) -> None:
+    """AVG_POOL2D of NHWC ``src`` (input of torch size ``in_hw``) into ``out`` (``out_hw``
+    windows, default: TOSA's floor rule)."""
     x_q = ctx.qparams(node.args[0])
-    attrs, crop = pool_geometry(in_hw, kernel, stride, padding)
+    attrs, crop = pool_geometry(in_hw, kernel, stride, padding, out_hw)
     dtype, zp = (x_q.dtype, x_q.zero_point) if x_q else (ctx.graph.tensors[src].dtype, 0)
     inputs = [
         emit.crop_trailing(ctx, node, src, (0, *crop, 0)),
@@ -50,13 +53,14 @@ def _finish(ctx: LoweringContext, node: fx.Node, pooled: str) -> None:
         emit.finish_int(ctx, node, pooled, x_q)
 
 
-def _pad_explicitly(ctx, node, kernel, stride, padding) -> tuple[str, list[int]]:
+def _pad_explicitly(ctx, node, kernel, stride, padding, ceil_mode) -> tuple[str, list[int]]:
     """PAD the NHWC input with a real 0.0; (tensor, padded H/W). Trailing rows the stride
     never reaches are left unpadded rather than padded and sliced off again."""
     x = node.args[0]
     (n, h, w, c), x_q = ctx.graph.tensors[ctx.tensor(x)].shape, ctx.qparams(x)
     after = [
-        max(p - (size + 2 * p - k) % s, 0) for size, k, s, p in zip((h, w), kernel, stride, padding)
+        p if ceil_mode else max(p - (size + 2 * p - k) % s, 0)
+        for size, k, s, p in zip((h, w), kernel, stride, padding)
     ]
     size = [h + padding[0] + after[0], w + padding[1] + after[1]]
     dtype = ctx.graph.tensors[ctx.tensor(x)].dtype
@@ -81,18 +85,14 @@ def visit_avg_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
     args = list(node.args) + [None] * (7 - len(node.args))
     kernel, stride, padding, ceil_mode, include_pad, divisor = args[1:7]
     kernel, stride, padding = _pair(kernel), _pair(stride or kernel), _pair(padding or 0)
-    if ceil_mode or divisor is not None:
-        raise ctx.unsupported(
-            node,
-            f"ceil_mode={ceil_mode}, divisor_override={divisor}",
-            "ceil_mode=False, no divisor_override",
-        )
+    if divisor is not None:
+        raise ctx.unsupported(node, f"divisor_override={divisor}", "no divisor_override")
     src, in_hw = ctx.tensor(node.args[0]), torch_shape(node.args[0])[2:]
     if padding != (0, 0) and include_pad in (None, True):
-        src, in_hw = _pad_explicitly(ctx, node, kernel, stride, padding)
+        src, in_hw = _pad_explicitly(ctx, node, kernel, stride, padding, ceil_mode)
         padding = (0, 0)
     pooled = _output(ctx, node)
-    _pool(ctx, node, src, in_hw, kernel, stride, padding, pooled)
+    _pool(ctx, node, src, in_hw, kernel, stride, padding, pooled, torch_shape(node)[2:])
     _finish(ctx, node, pooled)
 
 

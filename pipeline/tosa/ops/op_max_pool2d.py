@@ -1,4 +1,7 @@
-"""aten.max_pool2d.default -> MAX_POOL2D (integer max needs no rescale: same qparams)."""
+"""aten.max_pool2d.default -> MAX_POOL2D (integer max needs no rescale: same qparams).
+
+``ceil_mode`` only adds bottom/right padding, which MAX_POOL2D never picks.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +15,13 @@ from pipeline.tosa.registry import lowers
 
 @lowers("aten.max_pool2d.default")
 def visit_max_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
-    args = list(node.args) + [None] * (6 - len(node.args))
-    x, kernel, stride, padding, dilation, ceil_mode = args[:6]
-    if dilation not in (None, 1, [1, 1], (1, 1)) or ceil_mode:
-        raise ctx.unsupported(
-            node, f"dilation={dilation}, ceil_mode={ceil_mode}", "dilation=1 and ceil_mode=False"
-        )
-    attrs, crop = pool_geometry(torch_shape(x)[2:], kernel, stride or kernel, padding or 0)
+    args = list(node.args) + [None] * (5 - len(node.args))
+    x, kernel, stride, padding, dilation = args[:5]  # ceil_mode: torch's output size says it
+    if dilation not in (None, 1, [1, 1], (1, 1)):
+        raise ctx.unsupported(node, f"dilation={dilation}", "dilation=1")
+    attrs, crop = pool_geometry(
+        torch_shape(x)[2:], kernel, stride or kernel, padding or 0, torch_shape(node)[2:]
+    )
     source, x_q = pool_input(ctx, node, crop), ctx.qparams(x)
     if x_q is None:
         ctx.emit("MAX_POOL2D", [source], [ctx.define(node)], node, nan_mode="PROPAGATE", **attrs)

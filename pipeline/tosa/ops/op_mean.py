@@ -28,7 +28,10 @@ def visit_mean(node: fx.Node, ctx: LoweringContext) -> None:
     else:
         pooled, produced = _pool(ctx, node, r.outer, r.reduced, r.inner), x_q
     kept, order = r.result_layout(x)
-    result = emit.reshape(ctx, node, pooled, kept)
+    # No same-shape RESHAPE: the pass that drops it would take the mean's own tensor with it,
+    # and verify compares each quantized value at its tensor.
+    same_shape = tuple(kept) == tuple(ctx.graph.tensors[pooled].shape)
+    result = pooled if same_shape else emit.reshape(ctx, node, pooled, kept)
     same = x_q is None or emit.same_quantization(produced, ctx.qparams(node))
     out = emit.relayout(ctx, node, result, order, torch_shape(node), dim_order(node), define=same)
     if not same:

@@ -13,16 +13,17 @@ from typing import Literal
 from pipeline.tosa.passes import (
     annotate_layout_pass,
     convert_int64_constants_pass,
-    fold_batchnorm_pass,
     fold_pad_pass,
     fold_qdq_pass,
     fuse_activation_pass,
     fuse_rescales_pass,
     fuse_transposes_pass,
+    remove_dead_operators_pass,
     remove_reshape_chains_pass,
     split_bilinear_resize_pass,
     split_global_pool_pass,
     split_permutes_pass,
+    split_transpose_conv_pass,
 )
 from pipeline.tosa.passes.context import PassContext
 
@@ -37,16 +38,11 @@ class Pass:
 
 PASSES: tuple[Pass, ...] = (
     Pass(
-        "fold_batchnorm",
-        "fx",
-        fold_batchnorm_pass.run,
-        "first: it rewrites float conv weights, which every later pass and visitor reads.",
-    ),
-    Pass(
         "convert_int64_constants",
         "fx",
         convert_int64_constants_pass.run,
-        "before fold_qdq, which reads constant values (scales, zero points, weights).",
+        "first: before fold_qdq, which reads constant values (scales, zero points, "
+        "weights). (BatchNorm is folded by the normalisation, pipeline/normalise/.)",
     ),
     Pass(
         "fold_qdq",
@@ -85,10 +81,17 @@ PASSES: tuple[Pass, ...] = (
     ),
     # ---- operator visitors build the TOSA graph here ----
     Pass(
+        "remove_dead_operators",
+        "tosa",
+        remove_dead_operators_pass.run,
+        "first TOSA pass: the others then never look at operators nothing reads (an expand "
+        "whose TILE a gather read through).",
+    ),
+    Pass(
         "remove_reshape_chains",
         "tosa",
         remove_reshape_chains_pass.run,
-        "first TOSA pass: visitors emit local reshapes that chain across layers.",
+        "after remove_dead_operators; visitors emit local reshapes that chain across layers.",
     ),
     Pass(
         "fuse_transposes",
@@ -125,8 +128,24 @@ NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
             "after every common pass, independent of split_global_pool: Vela runs no BILINEAR "
             "RESIZE on Ethos-U55/U65, and the NEAREST + depthwise form is slower on U85.",
         ),
+        Pass(
+            "split_transpose_conv",
+            "tosa",
+            split_transpose_conv_pass.run_u55,
+            "after every common pass: Vela fuses no RESCALE into a TRANSPOSE_CONV2D (and "
+            "compiles no int16 one for U55); the phase CONV2Ds take it, interleaved by a "
+            "TRANSPOSE, the cheap row move on U55.",
+        ),
     ),
-    "u85": (),
+    "u85": (
+        Pass(
+            "split_transpose_conv",
+            "tosa",
+            split_transpose_conv_pass.run_u85,
+            "after every common pass: as for U55, but the phase rows interleaved by a CONCAT "
+            "along W, which U85 moves faster than a TRANSPOSE.",
+        ),
+    ),
 }
 
 FX_PASSES = tuple(p for p in PASSES if p.level == "fx")

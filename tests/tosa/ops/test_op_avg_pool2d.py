@@ -4,7 +4,7 @@ import pytest
 from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -85,7 +85,9 @@ def test_adaptive_windows_match_torch():
 @pytest.mark.parametrize(
     "module, detail",
     [
-        pytest.param(nn.AvgPool2d(3, 1, 1, ceil_mode=True), "ceil_mode=True", id="ceil_mode"),
+        pytest.param(
+            nn.AvgPool2d(3, 1, 1, divisor_override=4), "divisor_override=4", id="divisor_override"
+        ),
         pytest.param(
             nn.AdaptiveAvgPool2d(9),
             "output \\(9, 9\\) not dividing input \\(10, 10\\)",
@@ -103,3 +105,25 @@ def test_avg_pool2d_fp32_matches_torch(module, shape, tmp_path):
     case, report = run_case(module, [shape], tmp_path, FP)
     assert report["passed"]
     assert case.ops() == ["AVG_POOL2D"]
+
+
+CEIL = [
+    pytest.param(nn.AvgPool2d(3, 2, ceil_mode=True), (1, 4, 8, 8), ["AVG_POOL2D"], id="3x3_s2"),
+    pytest.param(nn.AvgPool2d(2, 2, ceil_mode=True), (1, 4, 7, 9), ["AVG_POOL2D"], id="2x2_odd"),
+    pytest.param(nn.AvgPool2d(3, 2, 1, ceil_mode=True), (1, 4, 10, 7), ["PAD", "AVG_POOL2D"],
+                 id="pad1_include_pad"),
+    pytest.param(nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False), (1, 4, 10, 7),
+                 ["AVG_POOL2D"], id="pad1_exclude_pad"),
+    pytest.param(nn.AvgPool2d(3, 3, 1, ceil_mode=True), (1, 4, 7, 8),
+                 ["PAD", "SLICE", "AVG_POOL2D"], id="drops_a_window_starting_in_the_padding"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize("module, shape, ops", CEIL)
+def test_avg_pool2d_ceil_mode_matches_torch(module, shape, ops, dtype, tmp_path):
+    """The part of the last window past the (explicit) padding is TOSA padding, which TOSA
+    leaves out of the divisor like torch does; the padding torch counts is a PAD of 0.0."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops() == ops

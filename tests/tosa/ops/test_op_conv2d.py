@@ -1,6 +1,7 @@
 """CONV2D: the TOSA reference model against torch's quantized graph, over shapes and types."""
 
 import pytest
+import torch
 from torch import nn
 
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
@@ -106,3 +107,28 @@ def test_grouped_conv_is_one_conv_per_group(dtype, module, shape, tmp_path):
     groups = module.groups
     assert case.ops().count("CONV2D") == groups and case.ops().count("SLICE") == groups
     assert case.ops()[-1] == "CONCAT"
+
+
+def dilated(cin, cout, kernel, padding, dilation, groups=1, stride=1):
+    torch.manual_seed(0)
+    module = nn.Conv2d(cin, cout, kernel, stride, padding, dilation, groups)
+    nn.init.uniform_(module.weight, -0.5, 0.5)
+    return module
+
+
+DILATED = [
+    pytest.param(dilated(4, 8, 3, 2, 2), (1, 4, 12, 12), id="atrous_3x3_d2"),
+    pytest.param(dilated(4, 8, 3, 1, (2, 1), stride=2), (1, 4, 11, 9), id="d2x1_s2"),
+    pytest.param(dilated(8, 8, 3, 3, 3, groups=8), (1, 8, 10, 10), id="depthwise_d3"),
+    pytest.param(dilated(4, 8, (4, 3), "same", (1, 3)), (1, 4, 9, 10), id="same_even_kernel"),
+    pytest.param(dilated(4, 8, 3, "valid", 1), (1, 4, 9, 10), id="valid"),
+]
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize("module, shape", DILATED)
+def test_dilated_and_string_padded_conv2d_match_torch(module, shape, dtype, tmp_path):
+    """TOSA's own dilation; padding="same" pads d * (k - 1), the odd one after (torch's rule)."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops()[0] in ("CONV2D", "DEPTHWISE_CONV2D") and "PAD" not in case.ops()

@@ -3,7 +3,7 @@
 import pytest
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -33,3 +33,21 @@ def test_max_pool2d_other_types_match_torch(dtype, tmp_path):
 def test_max_pool2d_with_dilation_is_unsupported(tmp_path):
     with pytest.raises(Exception, match=r"max_pool2d\.default with dilation=\[2, 2\]"):
         run_case(nn.MaxPool2d(2, dilation=2), [(1, 2, 8, 8)], tmp_path)
+
+
+CEIL = [
+    pytest.param(nn.MaxPool2d(3, 2, ceil_mode=True), (1, 4, 8, 8), id="3x3_s2_ceil"),
+    pytest.param(nn.MaxPool2d(2, 2, ceil_mode=True), (1, 4, 7, 9), id="2x2_s2_ceil_odd"),
+    pytest.param(nn.MaxPool2d(3, 2, 1, ceil_mode=True), (1, 4, 10, 7), id="3x3_s2_pad1_ceil"),
+]
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize("module, shape", CEIL)
+def test_max_pool2d_ceil_mode_pads_the_last_window(module, shape, dtype, tmp_path):
+    """ceil_mode: the last window hangs over the input; extra bottom/right padding reaches it."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    if dtype != FP:
+        assert report["outputs"][0]["max_abs_diff_int"] == 0
+    assert case.ops() == ["MAX_POOL2D"]

@@ -1,0 +1,125 @@
+"""Store upkeep: check every entry (``verify``) and remove entries by age and size (``gc``).
+
+Both are safe while builds run: a removed entry is first renamed out of the store (readers
+see it whole or not at all; a restore that loses the race recomputes), and only leftovers
+older than ``STALE_SECONDS`` (staging folders of killed writers) are swept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.cache.store import QUARANTINE, Store
+
+STALE_SECONDS = 3600  # a store write takes seconds; an older staging folder is a leftover
+_KEY = re.compile(r"^[0-9a-f]{64}$")
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)i?B?$", re.IGNORECASE)
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+@dataclass
+class Entry:
+    key: str
+    path: Path
+    size: int
+    last_use: float
+
+
+def parse_size(text: str) -> int:
+    """``2G``, ``500M``, ``10KiB``, ``123`` -> bytes; ValueError naming the format."""
+    match = _SIZE.match(text.strip())
+    if not match:
+        raise ValueError(f"--max-size must be a number with an optional K/M/G/T unit; got {text!r}")
+    return int(float(match[1]) * _UNITS[match[2].upper()])
+
+
+def parse_age(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``2w`` -> seconds; ValueError naming the format."""
+    match = _AGE.match(text.strip())
+    if not match:
+        raise ValueError(f"--older-than must be a number with a unit s/m/h/d/w; got {text!r}")
+    return float(match[1]) * _SECONDS[match[2]]
+
+
+def entries(store: Store) -> list[Entry]:
+    """Every complete-looking entry folder ``<root>/xx/<key>``, least recently used first."""
+    found = []
+    for shard in store.root.glob("[0-9a-f][0-9a-f]"):
+        for path in shard.iterdir():
+            if _KEY.match(path.name) and path.is_dir():
+                try:
+                    size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+                    found.append(Entry(path.name, path, size, path.stat().st_mtime))
+                except FileNotFoundError:  # removed by a concurrent gc
+                    continue
+    return sorted(found, key=lambda e: e.last_use)
+
+
+def verify_store(store: Store) -> tuple[int, int, list[str]]:
+    """Check every entry's files against its manifest; quarantine the damaged ones.
+
+    Returns (entries checked, bytes read, keys quarantined)."""
+    checked, size, bad = 0, 0, []
+    for entry in entries(store):
+        why = store.verify(entry.key)
+        checked, size = checked + 1, size + entry.size
+        if why is not None and store.quarantine(entry.key, why) is not None:
+            bad.append(entry.key)
+    return checked, size, bad
+
+
+def _remove(store: Store, path: Path) -> bool:
+    trash = store.root / f".trash-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        os.rename(path, trash)
+    except OSError:
+        return False
+    shutil.rmtree(trash, ignore_errors=True)
+    return True
+
+
+def sweep_leftovers(store: Store, now: float | None = None) -> int:
+    """Remove staging folders and trash older than ``STALE_SECONDS`` (killed writers')."""
+    now = time.time() if now is None else now
+    removed = 0
+    for path in [*store.root.glob("[0-9a-f][0-9a-f]/.*"), *store.root.glob(".trash-*")]:
+        try:
+            if now - path.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
+
+
+def gc_store(store: Store, max_size: int | None = None, older_than: float | None = None,
+             dry_run: bool = False, now: float | None = None) -> tuple[list[Entry], int]:
+    """Remove entries unused for ``older_than`` seconds, then the least recently used ones
+    until the store holds at most ``max_size`` bytes; also the quarantine and stale leftovers.
+
+    Returns (entries removed, bytes kept)."""
+    now = time.time() if now is None else now
+    all_entries = entries(store)
+    kept = sum(e.size for e in all_entries)
+    removed = []
+    for entry in all_entries:
+        too_old = older_than is not None and now - entry.last_use > older_than
+        too_big = max_size is not None and kept > max_size
+        if not (too_old or too_big):
+            continue
+        if dry_run or _remove(store, entry.path):
+            removed.append(entry)
+            kept -= entry.size
+    if not dry_run:
+        sweep_leftovers(store, now)
+        for path in (store.root / QUARANTINE).glob("*"):
+            if older_than is None or now - path.stat().st_mtime > older_than:
+                shutil.rmtree(path, ignore_errors=True)
+    return removed, kept

@@ -1,0 +1,84 @@
+"""Normalisation: what torch.export hands us, rewritten into the one form the quantizer and the
+lowering expect, for every program and both profiles, right after export.
+
+1. ``program.run_decompositions(table)`` (torch's own machinery): in-place operators become
+   functional ones (``relu_``, ``add_`` of ``out += identity``, ``hardswish_``), and every
+   operator the lowering has no visitor for is decomposed into core ATen with torch's own
+   decompositions - except the few we write out ourselves (``pipeline/quant/decompose.py``:
+   softmax, layer_norm, ... in primitives that quantize well). Operators with a visitor are
+   kept as they are (``decomposition_table``).
+2. No-ops out: clones, aliases, eval-mode dropout, dtype assertions and same-type casts
+   (``view`` becomes ``reshape``, which needs no contiguous input); a max pool whose indices
+   nothing reads becomes the plain max pool.
+3. Constant sub-graphs folded: anything computed from parameters, buffers and literals alone
+   (``arange``/``full``/``zeros``, position ids, causal masks, ``w.t()``, ``_weight_norm``)
+   becomes one lifted constant, int64 ones included (the lowering narrows those to int32).
+4. Inference BatchNorm folded into the conv/linear before it, or else a per-channel MUL + ADD.
+
+Each step keeps the nodes' stack traces, so errors still name the user's line.
+"""
+
+from __future__ import annotations
+
+from torch import fx
+from torch.export import ExportedProgram
+from torch.export.graph_signature import TensorArgument
+
+from pipeline.normalise.constants import constant_values, fold_constants, foldable
+from pipeline.normalise.rewrites import (
+    FIRST_OUTPUT_FORMS,
+    NOOPS,
+    VIEWS,
+    batchnorms,
+    drop_unused_indices,
+    remove_noops,
+    rewrite_batchnorms,
+)
+from pipeline.normalise.table import decomposition_table, needs_decomposition
+
+
+def is_normal(program: ExportedProgram) -> bool:
+    """True when ``normalise`` would change nothing (checked in one walk, no tracing)."""
+    table = decomposition_table()
+    consts = constant_values(program)
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = str(node.target)
+        if needs_decomposition(node, table) or name in NOOPS or name in VIEWS:
+            return False
+        if name in FIRST_OUTPUT_FORMS:
+            return False
+        if foldable(program, node, consts):
+            return False
+    return not batchnorms(program.graph_module)
+
+
+def normalise(program: ExportedProgram) -> ExportedProgram:
+    """The normal form of ``program`` (a new program; ``program`` itself is left as it was
+    unless it is already normal, then it is returned as is)."""
+    if is_normal(program):
+        return program
+    program = program.run_decompositions(decomposition_table())
+    gm = program.graph_module
+    remove_noops(gm)
+    drop_unused_indices(gm)
+    fold_constants(program)
+    rewrite_batchnorms(program)
+    remove_noops(gm)
+    gm.graph.eliminate_dead_code()
+    sync_output_specs(program)
+    gm.recompile()
+    return program
+
+
+def sync_output_specs(program: ExportedProgram) -> None:
+    """Name the graph's (possibly replaced) output values in the signature's output specs."""
+    output = next(n for n in reversed(program.graph.nodes) if n.op == "output")
+    values = list(output.args[0])
+    for spec, value in zip(program.graph_signature.output_specs, values, strict=True):
+        if isinstance(spec.arg, TensorArgument) and isinstance(value, fx.Node):
+            spec.arg = TensorArgument(value.name)
+
+
+__all__ = ["decomposition_table", "is_normal", "normalise"]

@@ -1,0 +1,53 @@
+"""The decomposition table of the normalisation: torch's default one, minus every operator the
+lowering has a visitor for, plus our own decompositions of composite operators."""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch import fx
+
+from pipeline.quant.decompose import DECOMPOSITIONS
+from pipeline.tosa import registry
+
+
+# Kept for normalisation's own rewrite (folded into a conv/linear, else MUL + ADD).
+KEEP = {"aten._native_batch_norm_legit_no_training.default"}
+
+
+@functools.cache
+def native_ops() -> frozenset[str]:
+    """Operators kept as they are: those with a visitor, and those normalisation rewrites."""
+    return frozenset(registry.visitors()) | KEEP
+
+
+@functools.cache
+def decomposition_table() -> dict:
+    """torch.export's default decompositions, keeping operators with a visitor, with ours.
+
+    Cached: the operator files are all registered once this module is first used.
+    """
+    native = native_ops()
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if str(op) in native:
+            del table[op]
+    table.update(DECOMPOSITIONS)
+    return table
+
+
+def needs_decomposition(node: fx.Node, table: dict) -> bool:
+    """Would ``run_decompositions(table)`` rewrite this call? In-place operators always are, and
+    so are CompositeImplicitAutograd ones (batch_norm, dropout...) without a visitor."""
+    target = node.target
+    if target in table:
+        return True
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return False
+    if schema.is_mutable:
+        return True
+    return str(target) not in native_ops() and torch._C._dispatch_has_kernel_for_dispatch_key(
+        target.name(), "CompositeImplicitAutograd"
+    )

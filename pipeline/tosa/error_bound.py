@@ -1,0 +1,178 @@
+"""How far a TOSA integer graph's values may be from the exact result of the q/dq math.
+
+Verify compares each quantized layer on its own (``pipeline/stages/verify_layers.py``): the
+layer's inputs are the TOSA graph's own integers, so every tensor the comparison starts from is
+exact. Walking the layer's TOSA operators from there gives a bound ``B`` in output steps (LSBs)
+with ``|TOSA - exact| <= B``: a bit-exact layer has ``B = 0``, one rounding to nearest
+``B = 0.5``. torch rounds the exact value too, so a layer may differ from torch by 1 only where
+the exact value lies within ``B - 0.5`` of a half step: at rounding ties.
+
+Per operator (bounds in the units of each tensor's own integer steps):
+
+* data movement and selection (RESHAPE, TRANSPOSE, SLICE, CONCAT, PAD, CLAMP, MAX_POOL2D,
+  MAXIMUM, ...): the largest input bound - they pick values, never compute new ones;
+* exact integer arithmetic (ADD, SUB, CONV2D, MATMUL, REDUCE_SUM, MUL without shift,
+  RESIZE): exact on exact inputs; otherwise the input bound times the operator's gain (the sum
+  of |weights| of a convolution, the number of summed values, the resize scale). A
+  convolution adds 2**-24 of its largest bias: the program's bias scale is a float32 product;
+* RESCALE: the input bound times the scale, plus 0.5 for the rounding (none when the scale is
+  an integer), plus the multiplier's own error, ``0.5 / multiplier`` relative, at the largest
+  output magnitude - about 1 LSB for the 16-bit multipliers of int48 accumulators at int16;
+* AVG_POOL2D: the input bound plus 0.5 (integer division rounds);
+* int8 TABLE: entries are torch's float32 results, rounded: 0.5 (and a float32 margin), plus
+  the table's steepest step per input step times the input bound;
+* int16 TABLE: rounded entries interpolated 128 input steps apart: 0.5 plus twice the linear
+  interpolation bound ``h**2 * |f''| / 8``, ``f''`` estimated by the table's largest second
+  difference, in the int32 result's 1/128 steps;
+* anything else: one rounding (1 LSB) beyond its largest input bound, or unbounded when that
+  input is inexact and the operator's gain is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from pipeline.tosa.flatbuffer import Block, Operator
+
+MOVES = frozenset({
+    "RESHAPE", "TRANSPOSE", "SLICE", "CONCAT", "PAD", "IDENTITY", "CLAMP", "MAX_POOL2D",
+    "MAXIMUM", "MINIMUM", "REDUCE_MAX", "REDUCE_MIN", "TILE", "REVERSE", "GATHER", "SELECT",
+})  # fmt: skip
+SUMS = frozenset({"ADD", "SUB"})
+WEIGHTED = frozenset({"CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D"})
+ROUNDING = {"SINGLE_ROUND": 0.5}  # anything else (double, inexact rounding): a whole LSB
+FLOAT32_MARGIN = 2.0**-8  # float32 error of an int8 table entry (~2**-14 LSB), with margin
+# The program dequantizes an int32 bias with its own float32 scale, fl32(input * weight
+# scale), which the integer accumulator takes as exact: 2**-24 relative of the bias.
+BIAS_SCALE_ERROR = 2.0**-24
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int48": 48}
+
+
+class Bounds:
+    """Error bounds of the tensors of ``block`` whose inputs are exact at ``boundaries``
+    (the layer tensors verify substitutes, graph inputs; constants are always exact)."""
+
+    def __init__(self, block: Block, boundaries: Iterable[str]):
+        self.block = block
+        self.boundaries = set(boundaries) | set(block.inputs)
+        self.producer = {out: op for op in block.operators for out in op.outputs}
+        self._memo: dict[str, tuple[float, frozenset[int]]] = {}
+        self._index = {id(op): i for i, op in enumerate(block.operators)}
+
+    def layer(self, tensor: str) -> tuple[float, list[str]]:
+        """(bound of ``tensor``, the TOSA operators computing it from exact tensors)."""
+        bound, ops = self._segment(tensor)
+        return bound, [self.block.operators[i].op for i in sorted(ops)]
+
+    def _value(self, tensor: str) -> tuple[float, frozenset[int]]:
+        if tensor in self.boundaries or self._is_const(tensor):
+            return 0.0, frozenset()
+        return self._segment(tensor)
+
+    def _is_const(self, tensor: str) -> bool:
+        known = self.block.tensors.get(tensor)
+        return known is None or known.data is not None or tensor not in self.producer
+
+    def _segment(self, tensor: str) -> tuple[float, frozenset[int]]:
+        if tensor not in self._memo:
+            op = self.producer.get(tensor)
+            if op is None:
+                return 0.0, frozenset()
+            inputs = [self._value(name) for name in op.inputs]
+            ops = frozenset().union(*(o for _, o in inputs)) | {self._index[id(op)]}
+            self._memo[tensor] = (self._rule(op, [b for b, _ in inputs]), ops)
+        return self._memo[tensor]
+
+    def _data(self, name: str) -> np.ndarray | None:
+        return self.block.tensors[name].data
+
+    def _rule(self, op: Operator, bounds: list[float]) -> float:
+        worst = max(bounds, default=0.0)
+        if op.op in MOVES or op.op in ("CONST", "CONST_SHAPE"):
+            return worst
+        if op.op in SUMS:
+            return sum(bounds)
+        if op.op == "RESCALE":
+            return self._rescale(op, bounds[0])
+        if op.op == "AVG_POOL2D":
+            return bounds[0] + 0.5 + 2.0**-20  # its reciprocal multiplier: 2**-30 relative
+        if op.op == "TABLE":
+            return self._table(op, bounds[0])
+        if op.op in WEIGHTED:
+            bias = self._data(op.inputs[2]) if len(op.inputs) > 2 else None
+            bias_error = float(np.abs(bias).max(initial=0)) * BIAS_SCALE_ERROR if bias is not None else 0.0
+            return _scaled(bounds[0], self._weight_gain(op)) + bias_error
+        if op.op == "REDUCE_SUM":
+            count = _size(self.block, op.inputs[0]) // max(1, _size(self.block, op.outputs[0]))
+            return bounds[0] * count
+        if op.op == "MUL":
+            shift = self._data(op.inputs[2]) if len(op.inputs) > 2 else None
+            rounds = shift is not None and int(np.max(shift)) > 0
+            return (0.5 if rounds else 0.0) + _scaled(worst, math.inf)
+        if op.op == "MATMUL":
+            return _scaled(worst, math.inf)
+        if op.op == "RESIZE":
+            return self._resize(op, bounds[0])
+        return _scaled(worst, math.inf) + 1.0  # not analysed: allow one rounding
+
+    def _weight_gain(self, op: Operator) -> float:
+        """The largest sum of |weights| of one output channel (inf: weights not constant)."""
+        weights = self._data(op.inputs[1])
+        if weights is None:
+            return math.inf
+        weights = np.abs(weights.astype(np.float64))
+        if op.op == "DEPTHWISE_CONV2D":  # [KH, KW, C, M]: output channels are C * M
+            return float(weights.reshape(-1, weights.shape[2] * weights.shape[3]).sum(0).max())
+        return float(weights.reshape(weights.shape[0], -1).sum(1).max())  # [OC, ..., IC]
+
+    def _rescale(self, op: Operator, bound: float) -> float:
+        multipliers = self._data(op.inputs[1]).reshape(-1).astype(np.float64)
+        shifts = self._data(op.inputs[2]).reshape(-1).astype(np.float64)
+        scales = multipliers * 2.0**-shifts
+        if np.all(scales == np.round(scales)):  # an integer scale: exact
+            return bound * float(scales.max())
+        out = self.block.tensors[op.outputs[0]]
+        zero_point = int(self._data(op.inputs[4]).reshape(-1)[0])
+        magnitude = 2.0 ** (_INT_BITS.get(out.dtype, 32) - 1) + abs(zero_point)
+        multiplier_error = float(np.max(0.5 / np.maximum(multipliers, 1.0))) * magnitude
+        rounding = ROUNDING.get(op.attrs.get("rounding_mode", ""), 1.0)
+        return bound * float(scales.max()) + rounding + multiplier_error
+
+    def _table(self, op: Operator, bound: float) -> float:
+        table = self._data(op.inputs[1]).reshape(-1).astype(np.int64)
+        steps = np.abs(np.diff(table)) if table.size > 1 else np.zeros(1)
+        if self.block.tensors[op.inputs[0]].dtype == "int8":
+            return 0.5 + FLOAT32_MARGIN + float(steps.max()) * bound
+        # int16: an int32 result in 1/128 steps of the entries
+        curvature = float(np.abs(np.diff(table, 2)).max()) if table.size > 2 else 0.0
+        entry_bound = 0.5 + FLOAT32_MARGIN * 4 + 2 * (curvature + 2) / 8
+        return 128 * entry_bound + float(steps.max()) * bound
+
+    def _resize(self, op: Operator, bound: float) -> float:
+        if op.attrs.get("mode") == "NEAREST":
+            return bound
+        scale = self._data(op.inputs[1])
+        if scale is None:
+            return _scaled(bound, math.inf)
+        y_n, _, x_n, _ = (int(v) for v in scale.reshape(-1)[:4])
+        return bound * y_n * x_n
+
+
+def _scaled(bound: float, gain: float) -> float:
+    """``bound * gain`` with 0 * inf = 0: an exact input stays exact whatever the gain."""
+    return 0.0 if bound == 0 else bound * gain
+
+
+def _size(block: Block, name: str) -> int:
+    return int(np.prod(block.tensors[name].shape, dtype=np.int64))
+
+
+def tolerance(bound: float) -> int | None:
+    """The largest integer difference from torch's rounding that ``bound`` permits (None when
+    unbounded): 0 for a bit-exact layer, 1 for one rounding."""
+    if bound == 0:
+        return 0
+    return None if math.isinf(bound) else math.floor(bound + 0.5 + 1e-9)

@@ -1,0 +1,42 @@
+"""logical_and / or / xor / not and bitwise ops of bool masks (``a & b``, ``~m``) and of
+integers -> LOGICAL_* / BITWISE_*: exact."""
+
+import pytest
+import torch
+from torch import nn
+
+from tests.tosa.lowering_cases import FP, INT8, booleans, integers, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class CombineMasks(nn.Module):
+    """A padding mask combined with a constant causal mask, the ways models write it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("causal", torch.ones(6, 6, dtype=torch.bool).tril())
+
+    def forward(self, pad, other):
+        both = pad[:, None, :] & self.causal
+        return both, torch.logical_or(pad, other), pad ^ other, ~pad, torch.logical_not(other)
+
+
+class IntegerBits(nn.Module):
+    """Bitwise ops of integers, and logical ops of integers (non-zero is True)."""
+
+    def forward(self, a, b):
+        return a & b, a | b, ~a, torch.logical_and(a, b)
+
+
+@pytest.mark.parametrize("dtype", [INT8, FP])
+def test_bool_masks(dtype, tmp_path):
+    case, report = run_case(CombineMasks(), [booleans((2, 6)), booleans((2, 6))], tmp_path, dtype)
+    assert report["passed"]
+    assert {"LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT"} <= set(case.ops())
+
+
+def test_integer_bits(tmp_path):
+    case, report = run_case(IntegerBits(), [integers((2, 5), 8), integers((2, 5), 8)], tmp_path)
+    assert report["passed"]
+    assert {"BITWISE_AND", "BITWISE_OR", "BITWISE_NOT", "LOGICAL_AND"} <= set(case.ops())

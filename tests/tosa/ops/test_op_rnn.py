@@ -1,0 +1,97 @@
+"""nn.LSTM and nn.GRU (unrolled by pipeline/quant/recurrent.py): reference model against torch,
+int8 / a16w8 / FP, in the configurations keyword-spotting and sequence models use."""
+
+import pytest
+import torch
+from torch import nn
+
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class Recurrent(nn.Module):
+    """An LSTM/GRU called as user code does: with or without an initial state input,
+    returning the sequence, the final hidden state, or both."""
+
+    def __init__(self, cell, inputs, hidden, layers=1, batch_first=True, state=False,
+                 returns="output"):  # fmt: skip
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = getattr(nn, cell)(inputs, hidden, layers, batch_first=batch_first)
+        self.state, self.returns = state, returns
+
+    def forward(self, x, *state):
+        if self.state:
+            state = state if isinstance(self.rnn, nn.LSTM) else state[0]
+            output, final = self.rnn(x, state)
+        else:
+            output, final = self.rnn(x)
+        hidden = final[0] if isinstance(final, tuple) else final
+        return {"output": output, "hidden": hidden, "both": (output, *_tuple(final))}[self.returns]
+
+
+def _tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+class KeywordSpotter(nn.Module):
+    """MFCC frames (49 x 10) -> recurrent layer -> linear classifier on the last step."""
+
+    def __init__(self, cell: str, hidden: int = 64):
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = getattr(nn, cell)(10, hidden, batch_first=True)
+        self.classify = nn.Linear(hidden, 12)
+
+    def forward(self, frames):
+        output, _ = self.rnn(frames)
+        return self.classify(output[:, -1])
+
+
+CASES = [
+    pytest.param(Recurrent("LSTM", 10, 32), [(1, 12, 10)], 1, id="lstm_batch_first_sequence"),
+    pytest.param(
+        Recurrent("LSTM", 16, 24, 2, batch_first=False, state=True, returns="both"),
+        [(8, 1, 16), ((2, 1, 24), 0.5), ((2, 1, 24), 0.5)], 2,
+        id="lstm_2_layers_seq_first_given_h0_c0_returns_all",
+    ),
+    pytest.param(
+        Recurrent("GRU", 16, 32, 2, returns="both"), [(1, 10, 16)], 2,
+        id="gru_2_layers_batch_first_output_and_h_n",
+    ),
+    pytest.param(
+        Recurrent("GRU", 8, 24, batch_first=False, state=True, returns="hidden"),
+        [(12, 1, 8), ((1, 1, 24), 0.5)], 1, id="gru_seq_first_given_h0_final_hidden",
+    ),
+]
+# Against the float model. Calibration (4 samples) sets every range, so test inputs clip the
+# widest gates a little: a16w8 is held to its clipping, not to int16 resolution.
+SQNR_DB = {INT8: 18, A16W8: 20, FP: 100}
+
+
+@pytest.mark.parametrize("module, shapes, layers", CASES)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_recurrent_matches_torch(module, shapes, layers, dtype, tmp_path):
+    case, report = run_case(module, shapes, tmp_path, dtype)
+    assert report["passed"]
+    for output in report["outputs"]:
+        assert output["sqnr_db_vs_float"] > SQNR_DB[dtype], output["name"]
+    ops = case.ops()
+    shape = shapes[0][0] if isinstance(shapes[0][0], tuple) else shapes[0]
+    steps = shape[1] if module.rnn.batch_first else shape[0]
+    # One input projection per layer and one recurrent projection per step (the first of
+    # which folds away when the initial state is the default zeros).
+    projections = layers * (steps + 1) - (0 if module.state else layers)
+    assert ops.count("CONV2D") == projections
+    assert "MATMUL" not in ops  # every weight is a constant: the fully-connected path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_keyword_spotting_over_49_frames_matches_torch(cell, dtype, tmp_path):
+    case, report = run_case(KeywordSpotter(cell), [(1, 49, 10)], tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0]["sqnr_db_vs_float"] > SQNR_DB[dtype]
+    assert case.ops().count("CONV2D") == 49 + 1

@@ -1,0 +1,40 @@
+import numpy as np
+import pytest
+from torch import nn
+
+from pipeline.tosa.flatbuffer import read_block, with_outputs
+from pipeline.tosa.reference_model import run_reference_model
+from tests.tosa.lowering_cases import lower_case
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(64, 5))
+    return lower_case(module, [(1, 3, 6, 6)], tmp_path_factory.mktemp("flatbuffer"))
+
+
+def test_read_block(case):
+    block = read_block(case.tosa)
+    assert block.inputs == ["input"] and block.outputs == ["linear"]
+    ops = [op.op for op in block.operators if not op.op.startswith("CONST")]
+    assert ops[:2] == ["CONV2D", "RESCALE"]
+    rescale = next(op for op in block.operators if op.op == "RESCALE")
+    assert rescale.attrs == {"rounding_mode": "SINGLE_ROUND"}
+    weights = block.tensors["conv2d_weight"]
+    assert (weights.dtype, weights.shape, weights.data.dtype) == ("int8", (4, 3, 3, 3), np.int64)
+    shape = next(t for t in block.tensors.values() if t.dtype == "shape")
+    assert shape.data is not None and shape.data.shape == shape.shape
+    assert block.tensors["conv2d"].data is None
+
+
+def test_with_outputs_makes_the_reference_model_write_intermediates(case, tmp_path):
+    debug = tmp_path / "debug.tosa"
+    debug.write_bytes(with_outputs(case.tosa, ["conv2d", "linear"]))
+    assert read_block(debug).outputs == ["linear", "conv2d"]
+    feed = {"input": np.random.default_rng(0).integers(-128, 128, (1, 6, 6, 3), dtype=np.int8)}
+    got = run_reference_model(debug, feed, ["linear", "conv2d"])
+    plain = run_reference_model(case.tosa, feed, ["linear"])
+    assert got["conv2d"].shape == (1, 4, 4, 4) and got["conv2d"].dtype == np.int8
+    np.testing.assert_array_equal(got["linear"], plain["linear"])
