@@ -4,6 +4,7 @@ The default attention implementation (``sdpa``) is kept."""
 
 import torch
 from torch import nn
+from zoo_common import trained_batchnorm_statistics
 
 
 class LastHiddenState(nn.Module):
@@ -82,4 +83,7 @@ def mobilevit() -> nn.Module:
     torch.manual_seed(0)
     config = MobileViTConfig(image_size=64, hidden_sizes=[32, 48, 64],
                              neck_hidden_sizes=[8, 16, 24, 32, 40, 48, 160])
-    return LastHiddenState(MobileViTModel(config, expand_output=False), "pixel_values")
+    # Hugging Face initialises MobileViT's last BatchNorm scales to zero (an all-zero output
+    # with random weights); give every BatchNorm statistics a trained network would have.
+    model = trained_batchnorm_statistics(MobileViTModel(config, expand_output=False))
+    return LastHiddenState(model, "pixel_values")

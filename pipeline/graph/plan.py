@@ -21,12 +21,12 @@ REPO_DIR = PIPELINE_DIR.parent
 # The source files whose content is each stage's code version (a change re-runs the stage).
 STAGE_CODE = {
     # Normalisation keeps the operators that have a visitor: the operator files are its input.
-    "export": ["stages/export.py", "normalise/*.py", "quant/decompose.py", "tosa/registry.py",
+    "export": ["stages/export.py", "normalise/*.py", "quant/**/*.py", "tosa/registry.py",
                "tosa/ops/*.py"],
     "quantize": ["stages/quantize.py", "quant/**/*.py"],
-    # The lowering driver writes composite operators out with quant/decompose.py (FP programs).
-    "lower": ["stages/lower.py", "tosa/**/*.py", "quant/decompose.py"],
-    "verify": ["stages/verify.py", "stages/verify_layers.py", "tosa/**/*.py"],
+    # The lowering driver normalises a float program itself (FP profile): normalise/, quant/.
+    "lower": ["stages/lower.py", "tosa/**/*.py", "normalise/*.py", "quant/**/*.py"],
+    "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],

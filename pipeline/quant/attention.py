@@ -1,13 +1,14 @@
 """scaled_dot_product_attention written out before quantization, so every intermediate gets
 its own qparams and each step lowers to an Ethos-U operator: MATMUL, a RESCALE for the scale,
-the softmax (REDUCE_MAX, SUB, exp TABLE, AVG_POOL2D, reciprocal TABLE, MUL) and MATMUL.
-``nn.MultiheadAttention`` reaches it through its own forward.
+the softmax (REDUCE_MAX, SUB, exp TABLE, AVG_POOL2D, reciprocal TABLE refined by a Newton
+step, MUL) and MATMUL. ``nn.MultiheadAttention`` reaches it through its own forward.
 
 A mask becomes an additive ``bias``: 0 where attended and ``MASKED`` where not (a bool mask,
 ``is_causal``, -inf in a float mask), or the float mask itself (ALiBi, relative positions).
 -inf cannot be quantized (an observer that sees it has no scale), and ``MASKED`` in an
-observed range would leave the scores no resolution, so the two sums that carry the mask
-take qparams derived from the scores' observer instead (``masked_specs``), never observed:
+observed range would leave the scores no resolution, so for a known mask (a constant, which
+``is_causal`` and buffers fold into, or a bool mask) the two sums that carry it take qparams
+derived from the scores' observer instead (``masked_specs``), never observed:
 
 * ``scores + bias``, only used for the row maximum, keeps the scores' range (plus what an
   attended bias adds): a masked entry saturates to the lowest value, so the maximum is the
@@ -15,9 +16,9 @@ take qparams derived from the scores' observer instead (``masked_specs``), never
 * ``scores - max + bias``, the exponent, spans at least ``exp_floor`` below 0: a masked
   entry saturates there and its exp TABLE entry is exactly 0 at int8/int16 resolution.
 
-``is_causal`` and constant masks fold into constants (normalisation); a bool mask input is
-``where(mask, 0, MASKED)`` (SELECT: Ethos-U85 only); a float mask input is quantized as it is
-(finite values: -inf or finfo.min has no int8/int16 image).
+A bool mask input is ``where(mask, 0, MASKED)`` (SELECT: Ethos-U85 only). A float mask input
+is an additive bias, its sums ordinary adds with observed qparams: it must hold finite values
+of the scores' magnitude (-inf or finfo.min has no int8/int16 image; pass a bool mask).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def normalised(e: torch.Tensor) -> torch.Tensor:
     of 16 tokens, which sums to 1), where torch's reference is exact. The Newton step
     squares that relative error away. Its two intermediates sit at 1 in torch's graph, so an
     observer would give them no room for the TABLE's error: they take fixed qparams instead
-    (``NEWTON_RANGE``, 1.0 exact), and in int8, whose TABLE is exact, the step multiplies by
+    (``newton_spec``, 1.0 exact), and in int8, whose TABLE is exact, the step multiplies by
     exactly 1.
     """
     total = e.mean(-1, keepdim=True) * e.shape[-1]
@@ -120,15 +121,6 @@ def _constant_range(bias: fx.Node) -> tuple[float, float, bool] | None:
     return (min(float(attended.min()), 0.0), max(float(attended.max()), 0.0), masks)
 
 
-def _seen(observer) -> tuple[torch.Tensor, torch.Tensor]:
-    """The range an observer saw, or (one that derives its qparams) the range they cover."""
-    if hasattr(observer, "min_val"):
-        return observer.min_val, observer.max_val
-    scale, zero_point = observer.calculate_qparams()
-    lo, hi = (observer.quant_min - zero_point) * scale, (observer.quant_max - zero_point) * scale
-    return lo.float().reshape(()), hi.float().reshape(())
-
-
 def newton_spec(activation):
     """Fixed qparams for values near 1 (the Newton step's): a power-of-two scale that holds
     1.0 exactly and reaches almost 2 - 1/128 steps for int8, 1/16384 for int16."""
@@ -154,15 +146,15 @@ def exp_floor(activation) -> float:
 
 
 def masked_specs(node: fx.Node, activation) -> tuple[dict, object] | None:
-    """(input specs, output spec) of a sum that carries a mask (``masked_scores``,
-    ``masked_shift``), derived from the scores' observer, or of a bool mask's bias; None for
-    any other node.
+    """(input specs, output spec) of a node of the write-out with a rule of its own; None
+    for any other node (and for the sums of a runtime float bias: ordinary adds, observed).
 
-    A pure mask (0 / MASKED) and a runtime float bias are observed like any input (what a
-    runtime bias adds is read from its observer). A constant that also biases attended entries
-    is quantized so that a masked entry pushes either sum below its range (it saturates)
-    while attended values keep about the scores' resolution - one quantization for both sums,
-    as prepare gives a constant one observer anyway.
+    The two sums that carry a known mask (constant, bool) derive their qparams from the
+    scores' observer (module docstring). A pure mask (0 / MASKED) is observed as it is: both
+    values exact, MASKED saturating either sum. A constant that also biases attended entries
+    needs finer steps than that: it is quantized so that a masked entry pushes either sum
+    below its range while attended values keep about the scores' resolution (one
+    quantization for both sums, as prepare gives a constant one observer anyway).
     """
     from torchao.quantization.pt2e.quantizer import DerivedQuantizationSpec
 
@@ -171,65 +163,45 @@ def masked_specs(node: fx.Node, activation) -> tuple[dict, object] | None:
         return {}, activation
     if kind in ("newton", "newton_applied"):
         fixed = newton_spec(activation)
-        inputs = {
-            a: fixed if role(a) == "newton" else activation
-            for a in node.args[:2]
-            if isinstance(a, fx.Node)
-        }
+        inputs = {a: fixed if role(a) == "newton" else activation
+                  for a in node.args[:2] if isinstance(a, fx.Node)}  # fmt: skip
         return inputs, fixed if kind == "newton" else activation
     if kind not in ("masked_scores", "masked_shift"):
         return None
     x, bias = node.args[:2]
-    scores = x if kind == "masked_scores" else x.args[0]  # shift: (scores - max) + bias
     known = _constant_range(bias)
-    sources = [scores] if known is not None else [scores, (bias, node)]
-    floor = exp_floor(activation)
+    if known is None:
+        return None
+    lo_b, hi_b, masks = known
+    scores = x if kind == "masked_scores" else x.args[0]  # shift: (scores - max) + bias
+    floor = -exp_floor(activation) if masks else math.inf
     step = 1.0 / (activation.quant_max - activation.quant_min)
 
-    def ranges(observers):
-        """Scores (lo, hi), attended bias (lo, hi), and the ranges of the two sums."""
-        lo_s, hi_s = observers[0].min_val, observers[0].max_val
-        if known is not None:
-            lo_b, hi_b = (torch.full_like(lo_s, v) for v in known[:2])
-            masks = known[2]
-        else:  # a runtime bias holding MASKED entries is a mask: they add nothing attended
-            seen_lo, seen_hi = _seen(observers[1])
-            masks = bool(seen_lo <= MASKED / 2)
-            lo_b = torch.zeros_like(lo_s) if masks else seen_lo.clamp(max=0.0)
-            hi_b = seen_hi.clamp(min=0.0)
-        shift_lo = lo_s + lo_b - hi_s - hi_b
-        if masks:  # reach exp_floor: a masked exponent must round to exactly 0
-            shift_lo = torch.minimum(shift_lo, torch.full_like(lo_s, -floor))
-        return {
-            "scores": (lo_s, hi_s),
-            "bias": (lo_b, hi_b),
-            "masked_scores": (lo_s + lo_b, hi_s + hi_b),
-            "masked_shift": (shift_lo, torch.zeros_like(lo_s)),
-        }
+    def shift_low(obs) -> torch.Tensor:
+        """The exponent's lowest value, at most -exp_floor when entries are masked."""
+        return (obs.min_val + lo_b - obs.max_val - hi_b).clamp(max=floor)
 
     def output_qparams(observers):
-        r = ranges(observers)
-        lo_b, hi_b = r["bias"]
-        if kind == "masked_scores" and not (lo_b.any() or hi_b.any()):
-            return observers[0].calculate_qparams()  # exactly the scores' own
-        return observers[0]._calculate_qparams(*r[kind])
+        obs = observers[0]
+        if kind == "masked_shift":
+            return obs._calculate_qparams(shift_low(obs), torch.zeros_like(obs.min_val))
+        if lo_b == hi_b == 0.0:
+            return obs.calculate_qparams()  # exactly the scores' own
+        return obs._calculate_qparams(obs.min_val + lo_b, obs.max_val + hi_b)
 
     def bias_qparams(observers):
         # Below the exponent's lowest value minus the largest ``scores - max`` (which is
         # also below the masked scores' lowest value minus the largest score), with slack
         # for zero-point rounding: a masked entry saturates both sums.
-        r = ranges(observers)
-        (lo_s, hi_s), (lo_b, hi_b), (lo, _) = r["scores"], r["bias"], r["masked_shift"]
-        low = lo - (hi_s - lo_s - lo_b)
-        return observers[0]._calculate_qparams(low - (hi_b - low) * step, hi_b)
+        obs = observers[0]
+        low = shift_low(obs) - (obs.max_val - obs.min_val - lo_b)
+        return obs._calculate_qparams(low - (hi_b - low) * step, obs.max_val * 0 + hi_b)
 
     def spec(derive):
         return DerivedQuantizationSpec(
-            sources, derive, activation.dtype, activation.quant_min, activation.quant_max,
+            [scores], derive, activation.dtype, activation.quant_min, activation.quant_max,
             activation.qscheme,
         )  # fmt: skip
 
-    # A pure mask (0 / MASKED) is observed as it is: both values exact, MASKED saturating
-    # any sum. A constant that also biases attended entries needs finer steps than that.
-    bias_spec = spec(bias_qparams) if known is not None and known[:2] != (0.0, 0.0) else activation
+    bias_spec = activation if lo_b == hi_b == 0.0 else spec(bias_qparams)
     return {x: activation, bias: bias_spec}, spec(output_qparams)

@@ -6,9 +6,12 @@ the exact value of the q/dq math (float32 rounding would blur rounding ties at i
 magnitudes). At each quantize node with a tensor in the TOSA graph (``io.json``'s ``layers``,
 ``pipeline/tosa/layers.py``) the exact value is compared with TOSA's integers, which then
 replace torch's downstream: differences cannot compound, so a deep network is held to the
-same per-layer standard as one layer. The bound comes from the layer's TOSA operators
-(``pipeline/tosa/error_bound.py``): TOSA's integer must be torch's rounding of the exact value,
-or lie within the bound of it (a rounding tie).
+same per-layer standard as one layer.
+
+The bound comes from the layer's TOSA operators (``pipeline/tosa/error_bound.py``): TOSA's
+integer must be torch's rounding of the exact value, or lie within the bound of it (a
+rounding tie). A quantize node the lowering fused away (no tensor in the TOSA graph) stays
+exact - saturated to its type, not rounded - since that bound counts TOSA's own roundings.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from torch import fx
 
 from pipeline.errors import VerificationError
 from pipeline.tosa.context import source_of
-from pipeline.tosa.error_bound import FLOAT32_MARGIN, Bounds, tolerance
+from pipeline.tosa.error_bound import FLOAT32_MARGIN, Bounds, interpolation_bound, tolerance
 from pipeline.tosa.flatbuffer import Block
 
 QUANTIZE = (
@@ -68,6 +71,7 @@ class Layer:
     dim_order: list[int]
     ops: list = field(default_factory=list)  # torch nodes from the exact inputs to here
     tosa_ops: list[str] = field(default_factory=list)
+    table: tuple | None = None  # Bounds.interpolated_table: a bound per element
     bound: float = 0.0
     check: str = "exact"
     elements: int = 0
@@ -75,12 +79,21 @@ class Layer:
     max_diff: int = 0
     beyond: int = 0
 
-    def torch_order(self, array: np.ndarray) -> torch.Tensor:
+    def torch_order(self, array: np.ndarray) -> np.ndarray:
         """The layer's values from the TOSA tensor, in torch's shape and dim order."""
         value = np.transpose(array.reshape(self.shape), np.argsort(self.dim_order))
-        return torch.from_numpy(np.ascontiguousarray(value))
+        return np.ascontiguousarray(value)
 
-    def add(self, got: np.ndarray, exact: tuple, delta: float) -> None:
+    def bounds(self, values: dict[str, np.ndarray]) -> np.ndarray | float:
+        """The bound, per element (torch order) for an interpolated int16 TABLE."""
+        if self.table is None:
+            return self.bound
+        source, entries, scale, rest = self.table
+        bound = 128 * interpolation_bound(entries, values[source]) * scale + rest
+        self.bound = max(self.bound, float(bound.max())) if self.elements else float(bound.max())
+        return self.torch_order(bound).reshape(-1)
+
+    def add(self, got: np.ndarray, exact: tuple, delta: float, bound) -> None:
         """``exact``: (the exact value clamped to the integer type's range, qmin, qmax)."""
         got = got.reshape(-1).astype(np.int64)
         exact, qmin, qmax = exact[0].reshape(-1), exact[1], exact[2]
@@ -89,7 +102,7 @@ class Layer:
         self.equal += int(np.sum(diff == 0))
         self.max_diff = max(self.max_diff, int(diff.max(initial=0)))
         if not math.isinf(self.bound):  # torch's own integer, or one within the bound
-            self.beyond += int(np.sum((diff != 0) & (np.abs(got - exact) > self.bound + delta)))
+            self.beyond += int(np.sum((diff != 0) & (np.abs(got - exact) > bound + delta)))
 
     def summary(self) -> dict:
         sources = [source_of(n) for n in self.ops]
@@ -153,6 +166,7 @@ class LayerCheck:
                 layer.bound, layer.check = INPUT_BOUND, "input"
                 continue
             layer.bound, layer.tosa_ops = bounds.layer(layer.tensor)
+            layer.table = bounds.interpolated_table(layer.tensor)
             layer.check = (
                 "unbounded" if math.isinf(layer.bound) else "exact" if layer.bound == 0
                 else "bounded"
@@ -167,7 +181,7 @@ class LayerCheck:
     def add(self, sample: tuple, values: dict[str, np.ndarray]) -> None:
         """Run torch's program on ``sample`` with TOSA's ``values`` (tensor name -> array in
         TOSA dim order) substituted at every layer, and compare each layer."""
-        substitutes = {layer.quantize: layer.torch_order(values[layer.tensor])
+        substitutes = {layer.quantize: torch.from_numpy(layer.torch_order(values[layer.tensor]))
                        for layer in self.layers}  # fmt: skip
         reference = _Reference(self.module, substitutes, self._constants)
         with torch.no_grad():
@@ -176,7 +190,7 @@ class LayerCheck:
             exact = reference.exact[layer.quantize]
             fallback = any(n.name in reference.fallbacks for n in layer.ops)
             delta = FLOAT64_MARGIN + (FLOAT32_MARGIN * (1 + np.abs(exact[0])) if fallback else 0)
-            layer.add(substitutes[layer.quantize].numpy(), exact, delta)
+            layer.add(substitutes[layer.quantize].numpy(), exact, delta, layer.bounds(values))
 
 
 def _to64(value):
@@ -217,8 +231,8 @@ def _dequantize(target: str, x, scale, zero_point, *args, **kwargs) -> torch.Ten
 
 
 class _Reference(fx.Interpreter):
-    """torch's q/dq program in float64: a quantize node keeps its exact (unrounded, clamped)
-    value and outputs TOSA's integers where they are substituted."""
+    """torch's q/dq program in float64: a quantize node keeps its exact (unrounded) value and
+    outputs TOSA's integers where they are substituted, else that value."""
 
     def __init__(self, module: fx.GraphModule, substitutes: dict[str, torch.Tensor],
                  constants: dict[str, object]):  # fmt: skip
@@ -256,13 +270,15 @@ class _Reference(fx.Interpreter):
         return _to64(n.target(*_to32(args), **_to32(kwargs)))
 
     def _quantize(self, name: str, x, scale, zero_point, qmin, qmax, dtype) -> torch.Tensor:
-        exact = x.double() / _number(scale) + _number(zero_point)
+        # TOSA saturates to the type's range, the program to [qmin, qmax] (int16: -32767)
+        kept = torch.iinfo(dtype)
+        exact = (x.double() / _number(scale) + _number(zero_point)).clamp(kept.min, kept.max)
         if name in self.substitutes:
-            # TOSA saturates to the type's range, the program to [qmin, qmax] (int16: -32767)
-            kept = torch.iinfo(dtype)
-            self.exact[name] = (exact.clamp(kept.min, kept.max).numpy(), qmin, qmax)
+            self.exact[name] = (exact.numpy(), qmin, qmax)
             return self.substitutes[name].to(dtype)
-        return torch.round(exact.clamp(qmin, qmax)).to(dtype)
+        # A quantize node without a TOSA tensor (fused away) stays exact, as the bound of the
+        # layer it belongs to assumes: only TOSA's own roundings count (error_bound.py).
+        return exact
 
     def placeholder(self, target, args, kwargs):
         return _to64(super().placeholder(target, args, kwargs))

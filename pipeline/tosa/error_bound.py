@@ -22,8 +22,10 @@ Per operator (bounds in the units of each tensor's own integer steps):
 * int8 TABLE: entries are torch's float32 results, rounded: 0.5 (and a float32 margin), plus
   the table's steepest step per input step times the input bound;
 * int16 TABLE: rounded entries interpolated 128 input steps apart: 0.5 plus twice the linear
-  interpolation bound ``h**2 * |f''| / 8``, ``f''`` estimated by the table's largest second
-  difference, in the int32 result's 1/128 steps;
+  interpolation bound ``h**2 * |f''| / 8``, ``f''`` estimated by the second differences of the
+  entries, in the int32 result's 1/128 steps - per element, from the interval its input falls
+  in, when the table reads an exact tensor and one RESCALE follows (``interpolated_table``),
+  else the table's worst interval;
 * anything else: one rounding (1 LSB) beyond its largest input bound, or unbounded when that
   input is inexact and the operator's gain is unknown.
 """
@@ -103,8 +105,8 @@ class Bounds:
             return self._table(op, bounds[0])
         if op.op in WEIGHTED:
             bias = self._data(op.inputs[2]) if len(op.inputs) > 2 else None
-            bias_error = float(np.abs(bias).max(initial=0)) * BIAS_SCALE_ERROR if bias is not None else 0.0
-            return _scaled(bounds[0], self._weight_gain(op)) + bias_error
+            bias_error = 0.0 if bias is None else float(np.abs(bias).max(initial=0))
+            return _scaled(bounds[0], self._weight_gain(op)) + bias_error * BIAS_SCALE_ERROR
         if op.op == "REDUCE_SUM":
             count = _size(self.block, op.inputs[0]) // max(1, _size(self.block, op.outputs[0]))
             return bounds[0] * count
@@ -146,10 +148,26 @@ class Bounds:
         steps = np.abs(np.diff(table)) if table.size > 1 else np.zeros(1)
         if self.block.tensors[op.inputs[0]].dtype == "int8":
             return 0.5 + FLOAT32_MARGIN + float(steps.max()) * bound
-        # int16: an int32 result in 1/128 steps of the entries
-        curvature = float(np.abs(np.diff(table, 2)).max()) if table.size > 2 else 0.0
-        entry_bound = 0.5 + FLOAT32_MARGIN * 4 + 2 * (curvature + 2) / 8
+        # int16: an int32 result in 1/128 steps of the entries; the table's worst interval
+        entry_bound = float(interpolation_bound(table, np.arange(-32768, 32768, 128)).max())
         return 128 * entry_bound + float(steps.max()) * bound
+
+    def interpolated_table(self, tensor: str) -> tuple[str, np.ndarray, float, float] | None:
+        """For ``tensor`` = RESCALE(int16 TABLE(exact input)): (the TABLE's input, its entries,
+        the RESCALE's scale, the RESCALE's own bound). Its interpolation error depends on where
+        each input falls (``interpolation_bound``), far tighter than the table-wide bound."""
+        rescale = self.producer.get(tensor)
+        if rescale is None or rescale.op != "RESCALE":
+            return None
+        table = self.producer.get(rescale.inputs[0])
+        if table is None or table.op != "TABLE" or self._value(table.inputs[0])[0] != 0:
+            return None
+        if self.block.tensors[table.inputs[0]].dtype != "int16":
+            return None
+        multipliers = self._data(rescale.inputs[1]).reshape(-1).astype(np.float64)
+        scale = float((multipliers * 2.0 ** -self._data(rescale.inputs[2]).reshape(-1)).max())
+        entries = self._data(table.inputs[1]).reshape(-1)
+        return table.inputs[0], entries, scale, self._rescale(rescale, 0.0)
 
     def _resize(self, op: Operator, bound: float) -> float:
         if op.attrs.get("mode") == "NEAREST":
@@ -159,6 +177,18 @@ class Bounds:
             return _scaled(bound, math.inf)
         y_n, _, x_n, _ = (int(v) for v in scale.reshape(-1)[:4])
         return bound * y_n * x_n
+
+
+def interpolation_bound(entries: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """Per int16 input of an interpolated TABLE: the bound of its result in entry steps - the
+    rounded entries (0.5 and a float32 margin) plus twice the linear interpolation bound
+    ``h**2 * |f''| / 8`` over its interval, ``f''`` estimated by the larger second difference
+    at the interval's two entries (entry rounding adds up to 2 to a second difference)."""
+    second = np.abs(np.diff(entries.astype(np.int64), 2)).astype(np.float64)
+    at_entry = np.concatenate([second[:1], second, second[-1:]])  # one per entry
+    per_interval = np.maximum(at_entry[:-1], at_entry[1:])
+    index = np.clip((inputs.astype(np.int64) + 32768) >> 7, 0, per_interval.size - 1)
+    return 0.5 + FLOAT32_MARGIN * 4 + 2 * (per_interval[index] + 2) / 8
 
 
 def _scaled(bound: float, gain: float) -> float:

@@ -106,7 +106,8 @@ def _data(tensor, dtype: str, shape: tuple[int, ...]) -> np.ndarray | None:
         return np.where(values >= 1 << 47, values - (1 << 48), values).reshape(shape)
     if dtype not in _NUMPY:
         return None
-    return raw.view(_NUMPY[dtype]).astype(np.int64 if dtype != "fp32" else np.float32).reshape(shape)
+    values = raw.view(_NUMPY[dtype])
+    return values.astype(np.float32 if dtype == "fp32" else np.int64).reshape(shape)
 
 
 def _attrs(op) -> dict:

@@ -130,15 +130,19 @@ def _integer_only(op: Operator):
 
 
 # Why the masking and lookup operators are missing there, and what to do instead.
+# The U55/U65 variant rewrites masks (replace_bools_pass) and int8 lookups
+# (replace_gather_pass); these name what it leaves.
 _NO_MASKS = (
-    "Ethos-U55/U65 have no comparison, logical or select operators: build the attention mask "
-    "outside the model and pass it as an additive float input (scores + mask is an ADD)"
+    "Ethos-U55/U65 have no comparison, logical or select operators, and their variant "
+    "computes masks as integers only where no graph input or output is bool: pass masks as "
+    "integer (0/1) inputs and return no bools"
 )
 _U55_INSTEAD = {
     **dict.fromkeys(("EQUAL", "GREATER", "GREATER_EQUAL", "SELECT", "LOGICAL_AND",
                      "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT"), _NO_MASKS),
-    "GATHER": "Ethos-U55/U65 have no GATHER: look embeddings and rows up outside the model "
-    "and pass the looked-up tensor as the input",
+    "GATHER": "Ethos-U55/U65 have no GATHER and their variant looks up int8 values and "
+    "constant int16 tables only: look other rows up outside the model and pass the looked-up "
+    "tensor as the input",
 }  # fmt: skip
 
 

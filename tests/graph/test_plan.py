@@ -185,3 +185,13 @@ def test_calibration_observer_reaches_the_quantize_options(tmp_path):
     assert plan.invocations["quantize:cnn/int8"].options == {"scheme": "int8",
                                                              "observer": "histogram"}
     assert plan.invocations["quantize:add/int8"].options["observer"] == "minmax"
+
+
+def test_export_code_covers_normalisation_and_the_operators_it_keeps():
+    """Normalisation keeps the operators that have a visitor, and writes composite ones out
+    with quant/: a change to any of them re-exports."""
+    from pipeline.graph.plan import PIPELINE_DIR
+
+    names = {p.relative_to(PIPELINE_DIR).as_posix() for p in code_files("export")}
+    assert {"normalise/table.py", "normalise/rewrites.py", "quant/decompose.py",
+            "quant/attention.py", "tosa/registry.py", "tosa/ops/op_conv2d.py"} <= names

@@ -99,3 +99,28 @@ def test_an_unknown_operator_may_round_once():
 )
 def test_tolerance(bound, expected):
     assert tolerance(bound) == expected
+
+
+def test_int16_interpolation_bound_is_local_to_the_input_interval():
+    from pipeline.tosa.error_bound import interpolation_bound
+
+    steps = np.arange(513, dtype=np.int64)
+    entries = np.minimum(steps * steps // 4, 30000)  # smooth, then saturated from entry 347
+    bounds = interpolation_bound(entries, np.array([-32768, 0, 32767 - 128 * 200]))
+    # second differences of 0 or 1 (2/4, floored): 0.5 + margin + 2 * (1 + 2) / 8 at most
+    assert np.all(bounds <= 0.5 + FLOAT32_MARGIN * 4 + 2 * (1 + 2) / 8)
+    # the interval next to the saturation kink gets its second difference, far ones do not
+    kink = interpolation_bound(entries, np.array([(346 << 7) - 32768]))
+    assert kink[0] > 10 * bounds[0]
+
+
+def test_interpolated_table_is_found_behind_its_rescale():
+    table = Operator("TABLE", ("x", "t"), ("wide",), {})
+    op, consts = _rescale("wide", "y", 1 << 30, 37)  # 1/128
+    entries = ("int16", np.arange(513) * 64 - 16384)
+    block = _graph(table, op, consts={**consts, "t": entries},
+                   types={"x": "int16", "wide": "int32", "y": "int16"})  # fmt: skip
+    source, found, scale, rest = Bounds(block, []).interpolated_table("y")
+    assert (source, scale) == ("x", 1 / 128) and found.size == 513
+    assert rest == pytest.approx(0.5 + 0.5 / (1 << 30) * 32768)
+    assert Bounds(block, []).interpolated_table("wide") is None

@@ -20,6 +20,8 @@ from pipeline.tosa.passes import (
     fuse_transposes_pass,
     remove_dead_operators_pass,
     remove_reshape_chains_pass,
+    replace_bools_pass,
+    replace_gather_pass,
     split_bilinear_resize_pass,
     split_global_pool_pass,
     split_permutes_pass,
@@ -135,6 +137,21 @@ NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
             "after every common pass: Vela fuses no RESCALE into a TRANSPOSE_CONV2D (and "
             "compiles no int16 one for U55); the phase CONV2Ds take it, interleaved by a "
             "TRANSPOSE, the cheap row move on U55.",
+        ),
+        Pass(
+            "replace_gather",
+            "tosa",
+            replace_gather_pass.run,
+            "after every common pass: Vela places no GATHER on Ethos-U55/U65; a one-hot "
+            "CONV2D/MATMUL gives its integers (U85 runs the native GATHER).",
+        ),
+        Pass(
+            "replace_bools",
+            "tosa",
+            replace_bools_pass.run,
+            "after replace_gather (whose one-hot needs no bools), last: Vela places no bool "
+            "tensor, comparison, logical operator or SELECT on Ethos-U55/U65; int32 0/1 "
+            "arithmetic gives the same integers.",
         ),
     ),
     "u85": (
