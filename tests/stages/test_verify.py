@@ -5,7 +5,6 @@ import torch
 from torch import nn
 
 from pipeline.errors import VerificationError
-from pipeline.stages.verify import verify
 from tests.tosa.lowering_cases import FP, lower_case, verify_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -13,15 +12,7 @@ pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
 def _verify(case, where="u85/verify"):
     """verify() on a case without its NPU variants."""
-    return verify(
-        case.path("model.pt2"),
-        case.path(case.path("program").read_text()),
-        case.tosa,
-        case.path("io.json"),
-        case.path("test_inputs.pt"),
-        case.path("report.json"),
-        where=where,
-    )
+    return verify_case(case, where, variants=False)
 
 
 def test_report_figures(tmp_path):

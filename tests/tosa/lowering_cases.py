@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from pipeline.stages.export import export_program
 from pipeline.stages.lower import lower
@@ -45,6 +46,18 @@ class Case:
 
     def io(self) -> dict:
         return json.loads(self.path("io.json").read_text())
+
+
+class Fn(nn.Module):
+    """A test module from a function of its layers: ``Fn(lambda m, x: m[0](x) + x, conv)``."""
+
+    def __init__(self, fn, *modules):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fn, self.layers = fn, nn.ModuleList(modules)
+
+    def forward(self, *xs):
+        return self.fn(self.layers, *xs)
 
 
 def random_inputs(shapes, seed: int) -> tuple[torch.Tensor, ...]:
@@ -113,7 +126,8 @@ def lower_case(
     return case
 
 
-def verify_case(case: Case, where: str = "test/verify") -> dict:
+def verify_case(case: Case, where: str = "test/verify", variants: bool = True) -> dict:
+    """verify() on a case, its NPU variants included unless ``variants`` is False."""
     return verify(
         case.path("model.pt2"),
         case.path(case.path("program").read_text()),
@@ -121,7 +135,8 @@ def verify_case(case: Case, where: str = "test/verify") -> dict:
         case.path("io.json"),
         case.path("test_inputs.pt"),
         case.path("report.json"),
-        variants={v: case.variant(v) for v in ("u55", "u85") if case.variant(v).exists()},
+        variants={v: case.variant(v) for v in ("u55", "u85")
+                  if variants and case.variant(v).exists()},
         where=where,
     )
 

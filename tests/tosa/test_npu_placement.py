@@ -8,19 +8,9 @@ from torch import nn
 from pipeline.stages.vela import run_vela
 from pipeline.tosa.npu_constraints import check_npu_constraints
 from tests.models.networks import ACCELERATORS, vela_args
-from tests.tosa.lowering_cases import lower_case
+from tests.tosa.lowering_cases import Fn, lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]
-
-
-class Fn(nn.Module):
-    def __init__(self, fn, *modules):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn, self.layers = fn, nn.ModuleList(modules)
-
-    def forward(self, *xs):
-        return self.fn(self.layers, *xs)
 
 
 class Weighted(nn.Module):

@@ -23,18 +23,8 @@ from pipeline.tosa.registry import lowers
 
 def _covered(ctx: LoweringContext, node: fx.Node, x: fx.Node, sizes) -> str:
     """``x`` cut to ``sizes`` (torch order) where the index is smaller, in x's TOSA order."""
-    source, order = ctx.tensor(x), dim_order(x)
-    if tuple(sizes) == torch_shape(x):
-        return source
-    size = [sizes[d] for d in order]
-    out = ctx.temp(node, "covered", size, ctx.graph.tensors[source].dtype)
-    inputs = [
-        source,
-        ctx.const(f"{node.name}_start", [0] * len(size), "shape"),
-        ctx.const(f"{node.name}_size", size, "shape"),
-    ]
-    ctx.emit("SLICE", inputs, [out], node)
-    return out
+    full, order = torch_shape(x), dim_order(x)
+    return emit.crop_trailing(ctx, node, ctx.tensor(x), [full[d] - sizes[d] for d in order])
 
 
 def _row_index(index: fx.Node, dim: int) -> fx.Node | None:

@@ -15,21 +15,11 @@ from pipeline.tosa.lowering import lower_program
 from pipeline.tosa.passes import replace_gather_pass
 from pipeline.tosa.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
-from tests.tosa.lowering_cases import A16W8, INT8, SPECS, integers, lower_case, run_vela
+from tests.tosa.lowering_cases import A16W8, Fn, INT8, SPECS, integers, lower_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch]
 T = 16
 INT16 = "TOSA-1.0+INT+int16"  # the one-hot's differences by a 1x1 CONV2D of int16 ids
-
-
-class Fn(nn.Module):
-    def __init__(self, fn, *modules):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn, self.layers = fn, nn.ModuleList(modules)
-
-    def forward(self, *xs):
-        return self.fn(self.layers, *xs)
 
 
 def lowered(module, shapes, folder, spec, dtype=INT8):
