@@ -8,6 +8,7 @@ may hand back an earlier result instead of recomputing it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -41,13 +42,20 @@ def tree_digest(paths: Iterable[Path], root: Path | None = None) -> str:
 
 def tool_versions(packages: Iterable[str] = TOOL_PACKAGES) -> dict[str, str]:
     """Versions of Python and of the given packages, read from metadata (no imports)."""
-    versions = {"python": platform.python_version()}
+    return dict(_versions(tuple(packages)))
+
+
+@functools.lru_cache(maxsize=None)
+def _versions(packages: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # Read once per process: metadata parsing costs ~2 ms a package, and every stage task of
+    # a no-op build asks (an upgrade happens between runs, never during one).
+    versions = [("python", platform.python_version())]
     for name in packages:
         try:
-            versions[name] = metadata.version(name)
+            versions.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
-            versions[name] = "missing"
-    return versions
+            versions.append((name, "missing"))
+    return tuple(versions)
 
 
 def canonical_json(value: object) -> str:

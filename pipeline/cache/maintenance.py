@@ -2,7 +2,8 @@
 
 Both are safe while builds run: a removed entry is first renamed out of the store (readers
 see it whole or not at all; a restore that loses the race recomputes), and only leftovers
-older than ``STALE_SECONDS`` (staging folders of killed writers) are swept.
+whose writer is gone (a dead process of this host, or untouched for ``STALE_SECONDS``) are
+swept.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.cache.store import QUARANTINE, Store
-
-STALE_SECONDS = 3600  # a store write takes seconds; an older staging folder is a leftover
+from pipeline.cache.store import QUARANTINE, STALE_SECONDS, Store, sweep_staging
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)i?B?$", re.IGNORECASE)
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
@@ -86,10 +85,10 @@ def _remove(store: Store, path: Path) -> bool:
 
 
 def sweep_leftovers(store: Store, now: float | None = None) -> int:
-    """Remove staging folders and trash older than ``STALE_SECONDS`` (killed writers')."""
+    """Remove staging folders of killed writers and trash older than ``STALE_SECONDS``."""
     now = time.time() if now is None else now
-    removed = 0
-    for path in [*store.root.glob("[0-9a-f][0-9a-f]/.*"), *store.root.glob(".trash-*")]:
+    removed = sum(sweep_staging(shard, now) for shard in store.root.glob("[0-9a-f][0-9a-f]"))
+    for path in store.root.glob(".trash-*"):
         try:
             if now - path.stat().st_mtime > STALE_SECONDS:
                 shutil.rmtree(path, ignore_errors=True)

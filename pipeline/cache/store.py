@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -28,7 +29,9 @@ from pipeline.cache.key import file_digest
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"
+STALE_SECONDS = 3600  # a store write takes seconds; an older staging folder is a leftover
 _CHUNK = 1 << 20
+_HOST = socket.gethostname().replace("-", "_")
 
 
 class DamagedEntry(Exception):
@@ -101,7 +104,9 @@ class Store:
         """Copy ``outputs`` (store name -> file) into the entry for ``key`` atomically."""
         final = self.entry(key)
         final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
+        # The staging folder names its writer, so a later writer can tell a killed one's.
+        staging = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-{_HOST}-{os.getpid()}-",
+                                        dir=final.parent))
         try:
             checksums = {}
             for name, src in outputs.items():
@@ -118,6 +123,7 @@ class Store:
                     os.rename(staging, final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        sweep_staging(final.parent)
         return final
 
     def restore(self, key: str, outputs: Mapping[str, Path]) -> bool:
@@ -139,6 +145,40 @@ class Store:
 
     def manifest(self, key: str) -> dict:
         return json.loads((self.entry(key) / MANIFEST).read_text())
+
+
+def _owner_gone(name: str, now: float, mtime: float) -> bool:
+    """Whether the writer of a staging folder ``.<key>-<host>-<pid>-<random>`` is gone: a
+    process of this host that no longer runs, or (another host, an older name) a folder
+    untouched for ``STALE_SECONDS``."""
+    if now - mtime > STALE_SECONDS:
+        return True
+    parts = name.split("-")
+    if len(parts) < 4 or parts[1] != _HOST or not parts[2].isdigit():
+        return False
+    try:
+        os.kill(int(parts[2]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
+def sweep_staging(shard: Path, now: float | None = None) -> int:
+    """Remove the staging folders in one ``<root>/xx/`` shard whose writer is gone (killed
+    mid-write). Returns how many were removed."""
+    now = time.time() if now is None else now
+    removed = 0
+    for path in shard.glob(".*"):
+        try:
+            gone = path.is_dir() and _owner_gone(path.name, now, path.stat().st_mtime)
+        except FileNotFoundError:
+            continue
+        if gone:
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def copy_atomic(src: Path, dest: Path, sha256: str | None = None) -> None:

@@ -8,6 +8,8 @@ user error becomes a doit failure with the message alone; a bug keeps its traceb
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import tempfile
 import time
@@ -16,7 +18,10 @@ from pathlib import Path
 from pipeline.cache.key import stage_key, tool_versions, tree_digest
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
+from pipeline.graph.outputs import record as output_values
 from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
+
+WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
 
 
 def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
@@ -101,9 +106,10 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     names = {role: path.name for role, path in inv.outputs.items()}
     if store.has(key) and store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
         print(f"   {inv.task}: restored from store [{key[:12]}]", flush=True)
-        return True
+        return output_values(inv.outputs.values())
     try:
-        with tempfile.TemporaryDirectory(prefix=".work-", dir=_work_root(inv)) as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
+                temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
             _call_stage(inv, out, where)
             missing = [str(p.name) for p in out.values() if not p.is_file()]
@@ -117,10 +123,32 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     except UserError as exc:  # doit prints the message alone, without a traceback
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
-    return True
+    return output_values(inv.outputs.values())
 
 
-def _work_root(inv: Invocation) -> Path:
-    root = next(iter(inv.outputs.values())).parent
+def work_root(inv: Invocation) -> Path:
+    """``<build>/.work/``: every stage works in a folder of its own under it, so the leftovers
+    of a killed build are all in one place (``lock.sweep_work``)."""
+    first = next(iter(inv.outputs.values()))
+    parts = first.parts
+    build = Path(*parts[:parts.index(".stages")]) if ".stages" in parts else first.parent
+    root = build / WORK_DIR
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+@contextlib.contextmanager
+def temporary_files_in(folder: Path):
+    """Point Python's ``tempfile`` and child processes' ``TMPDIR`` at ``folder`` for the
+    duration: Vela's, the reference model's and the compilers' scratch files then live and die
+    with the stage's work area instead of piling up in /tmp after a ``kill -9``."""
+    saved_dir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(folder)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved_dir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env

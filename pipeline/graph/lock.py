@@ -3,13 +3,16 @@
 Two ``doit build`` (or a ``doit clean``) in the same build folder would race on CMake trees,
 stage work areas and doit's records. The second one waits, saying so, until the first ends;
 the lock is the kernel's (``flock``), so a killed build never leaves it held. Commands that
-only read (``doit list``, ``info``, ``help``) take no lock.
+only read (``doit list``, ``info``, ``help``) take no lock. A ``doit clean`` takes it too, so
+it never pulls files from under a running build. Holding the lock, a build first sweeps the
+work areas a killed build left (``sweep_work``).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -40,3 +43,21 @@ def lock_build_folder(build: Path) -> None:
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     _held[build] = fd
+
+
+def sweep_work(build: Path) -> int:
+    """Remove the stage work areas a killed build left in ``<build>/.work/`` (and, once, the
+    ``.work-*`` folders older versions left beside the stage outputs). Call it holding the
+    lock: no live build then owns any of them. Returns how many were removed."""
+    work = Path(build) / ".work"
+    if work.is_dir():
+        leftovers = list(work.iterdir())
+    else:  # the first build of this version in this folder
+        leftovers = list((Path(build) / ".stages").glob("*/**/.work-*"))
+    for path in leftovers:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    work.mkdir(exist_ok=True)
+    return len(leftovers)

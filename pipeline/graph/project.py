@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import UserError
-from pipeline.graph.lock import lock_build_folder, needs_lock
+from pipeline.graph import records
+from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
 DEFAULT_TARGETS = "targets.yaml"
+DEP_FILE = ".doit.db"  # doit's records, checked before each build (graph/records.py)
 DEFAULT_STORE = Path("~/.cache/ethosu-pipeline/store")
 
 
@@ -33,7 +35,7 @@ class Project:
         return {
             "default_tasks": ["build"],
             "backend": "sqlite3",  # the same on every machine, unlike dbm's flavours
-            "dep_file": str(self.build / ".doit.db"),
+            "dep_file": str(self.build / DEP_FILE),
             "verbosity": 2,
         }
 
@@ -72,6 +74,8 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
         build.mkdir(parents=True, exist_ok=True)
         if needs_lock(sys.argv):
             lock_build_folder(build)
+            sweep_work(build)
+            records.repair(build / DEP_FILE)
         selected = select_targets(list(config.targets), get_var("target", None), str(path))
         return Project(config, make_plan(config, build), build,
                        store_root(get_var("store", None)), selected)

@@ -9,6 +9,7 @@ from doit.tools import config_changed
 
 from pipeline.cache.key import tool_versions
 from pipeline.graph.actions import run_stage
+from pipeline.graph.outputs import outputs_unchanged, record
 from pipeline.graph.plan import Invocation, Plan, code_files
 from pipeline.graph.report import runtime_view, write_target
 
@@ -38,7 +39,8 @@ def stage_task(inv: Invocation, store: Path, where: str) -> dict:
         # A compiler upgrade is seen when the task runs (its key covers `--version`), not here:
         # asking every compiler for its version would slow down each no-op build.
         "uptodate": [config_changed({"options": inv.options,
-                                     "tools": tool_versions() if inv.stage in PYTHON_STAGES else {}})],
+                                     "tools": tool_versions() if inv.stage in PYTHON_STAGES else {}}),
+                     outputs_unchanged],
         "clean": True,
         "verbosity": 2,
     }
@@ -76,10 +78,17 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
         yield {
             "name": target,
             "doc": f"build target {target}",
-            "actions": [(write_target, [target, builds, runtime, folder, configs[target]])],
+            "actions": [(_write_target, [targets, target, builds, runtime, folder,
+                                         configs[target]])],
             "file_dep": [str(p) for p in deps],
             "targets": [str(p) for p in targets],
-            "uptodate": [config_changed(configs[target])],
+            "uptodate": [config_changed(configs[target]), outputs_unchanged],
             "clean": True,
             "verbosity": 2,
         }
+
+
+def _write_target(files: list[Path], *args) -> dict:
+    """doit action of ``build:<target>``: write the target folder, record what it holds."""
+    write_target(*args)
+    return record(files)

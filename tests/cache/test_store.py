@@ -1,4 +1,8 @@
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +124,43 @@ def test_restore_checks_and_stamps_last_use(tmp_path):
     assert store.restore(key, {"model.bin": tmp_path / "o" / "m.bin"}) is True
     assert (tmp_path / "o" / "m.bin").read_bytes() == b"\x01\x02\x03"
     assert store.entry(key).stat().st_mtime > 1
+
+
+KILLED_WRITER = """
+import shutil, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from pipeline.cache.store import Store
+real_copy = shutil.copy
+def slow_copy(src, dst):
+    real_copy(src, dst)
+    print("staging", flush=True)
+    time.sleep(60)
+shutil.copy = slow_copy
+Store(Path(sys.argv[2])).put("ab" + "0" * 62, {}, {"a.bin": Path(sys.argv[3])})
+"""
+
+
+def test_staging_of_a_killed_writer_is_swept_by_the_next_put(tmp_path):
+    """A writer killed (-9) in the middle of a put leaves its staging folder; the next put in
+    that shard removes it, while a live writer's and another host's recent ones stay."""
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "a.bin"
+    src.write_bytes(b"x" * 1000)
+    store = Store(tmp_path / "store")
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(root), str(store.root),
+                               str(src)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "staging"
+    writer.kill()
+    writer.wait()
+    shard = store.root / "ab"
+    [left] = [p.name for p in shard.iterdir()]
+    assert left.startswith(".ab0000000000-") and f"-{writer.pid}-" in left
+    live = shard / f".ab1111111111-{left.split('-')[1]}-{os.getpid()}-x"
+    other_host = shard / ".ab2222222222-elsewhere-1-x"
+    live.mkdir()
+    other_host.mkdir()
+    store.put("ab" + "3" * 62, {}, {"a.bin": src})
+    names = {p.name for p in shard.iterdir()}
+    assert left not in names
+    assert {live.name, other_host.name, "ab" + "3" * 62} == names

@@ -7,11 +7,13 @@ rebuild, an A->B->A switch of targets.yaml and a restore from the store after `r
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -195,3 +197,129 @@ def test_damaged_store_entry_is_quarantined_and_recomputed(project):
     assert "Traceback" not in proc.stdout + proc.stderr
     assert artifact.read_bytes() == good
     assert (project / "store" / "quarantine").is_dir()
+
+
+def _outputs(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "report.json"}
+
+
+def test_touching_every_output_reruns_nothing(project):
+    doit(project, "build", "target=u85-linux")
+    for path in (project / "build").rglob("*"):
+        if path.is_file() and not path.name.startswith(".doit.db"):
+            path.touch()
+    proc = doit(project, "build", "target=u85-linux")
+    assert executed(proc) == []
+
+
+def test_tampered_build_files_are_noticed_and_rewritten_from_the_store(project):
+    """An edited file in the target folder and a truncated stage output are both noticed by
+    the next build, named in one line each and restored from the store (nothing recomputed);
+    the build after that runs nothing."""
+    doit(project, "build", "target=u85-linux")
+    folder = project / "build" / "u85-linux"
+    before = _outputs(folder)
+    artifact = folder / "cnn" / "model.bin"
+    data = bytearray(artifact.read_bytes())
+    data[100] ^= 0x01  # same size, other bytes
+    artifact.write_bytes(bytes(data))
+    lowered = next((project / "build" / ".stages" / "lower" / "cnn").rglob("model.tosa"))
+    good_tosa = lowered.read_bytes()
+    lowered.write_bytes(good_tosa[: len(good_tosa) // 2])
+    proc = doit(project, "build", "target=u85-linux")
+    log = proc.stdout + proc.stderr
+    assert f"{artifact} was changed outside the build; rewriting it" in log
+    assert f"{lowered} was changed outside the build; rewriting it" in log
+    assert "built in" not in proc.stdout and "Traceback" not in log
+    ran = executed(proc)
+    assert any(t.startswith("lower:cnn/") for t in ran) and "build:u85-linux" in ran
+    assert not [t for t in ran if t.split(":")[0] in ("export", "quantize", "verify", "vela")]
+    assert lowered.read_bytes() == good_tosa
+    assert _outputs(folder) == before
+    assert executed(doit(project, "build", "target=u85-linux")) == []
+
+
+def test_damaged_doit_records_are_moved_aside_and_rebuilt_from_the_store(project):
+    doit(project, "build", "target=u85-linux")
+    records = project / "build" / ".doit.db"
+    for damage in (b"not a database at all", records.read_bytes()[:5000]):
+        records.write_bytes(damage)
+        proc = doit(project, "build", "target=u85-linux")
+        log = proc.stdout + proc.stderr
+        assert f"warning: doit's records {records} are damaged" in log
+        assert "Traceback" not in log and "built in" not in proc.stdout
+        assert executed(doit(project, "build", "target=u85-linux")) == []
+
+
+def test_clean_waits_for_the_build_holding_the_folder(project):
+    """`doit clean` while a build runs waits for it (a message says so) instead of pulling
+    files from under it; the build is stood in for by a process holding the folder's lock."""
+    hold = ("import sys, time; sys.path.insert(0, sys.argv[1]); "
+            "from pathlib import Path; from pipeline.graph.lock import lock_build_folder; "
+            "lock_build_folder(Path(sys.argv[2])); print('held', flush=True); time.sleep(2)")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(ROOT), str(project / "build")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        proc = doit(project, "clean", "build")
+        assert holder.poll() == 0  # clean went on only after the holder was gone
+        assert "waiting for the build running in" in proc.stderr
+        assert "Traceback" not in proc.stdout + proc.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    doit(project, "build", "target=u85-linux")
+
+
+def test_leftovers_of_a_killed_build_are_swept_by_the_next(project, tmp_path):
+    """kill -9 in the middle of a stage leaves its work area (and whatever Vela, the
+    reference model or the compilers had in $TMPDIR, which points into it); the next build
+    in that folder removes it, finishes, and leaves nothing in $TMPDIR."""
+    build, store, scratch = tmp_path / "build", tmp_path / "store", tmp_path / "tmp"
+    scratch.mkdir()
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
+            "target=u85-linux", f"targets={project / 'targets.yaml'}", f"store={store}",
+            f"build={build}"]
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    victim = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=env, start_new_session=True)
+    work = build / ".work"
+    deadline = time.monotonic() + 120
+    while not (work.is_dir() and any(work.iterdir())):
+        assert victim.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(victim.pid, 9)
+    victim.wait()
+    assert any(work.iterdir())
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(work.iterdir()) == []
+    assert list(scratch.iterdir()) == []
+    assert not list(build.glob(".stages/**/.work-*"))
+
+
+def _build_argv(project: Path, build: Path, store: Path) -> list[str]:
+    return [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
+            "target=u85-linux", f"targets={project / 'targets.yaml'}", f"store={store}",
+            f"build={build}"]
+
+
+@pytest.mark.parametrize("same_folder", [True, False], ids=["same-build-folder", "shared-store"])
+def test_concurrent_builds_both_succeed_with_identical_outputs(project, tmp_path, same_folder):
+    """Two builds at once, from a cold store: in one build folder the second waits for the
+    first; in two folders sharing a store both compute or restore. Either way both exit 0 and
+    every output equals the reference build's."""
+    store = tmp_path / "store"
+    builds = [tmp_path / "b"] * 2 if same_folder else [tmp_path / "b1", tmp_path / "b2"]
+    procs = [subprocess.Popen(_build_argv(project, b, store), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for b in builds]
+    results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    for code, out, err in results:
+        assert code == 0, out + err
+        assert "Traceback" not in out + err
+    if same_folder:
+        assert any("waiting for the build running in" in err for _, _, err in results)
+    reference = _outputs(project / "build" / "u85-linux")
+    for build in set(builds):
+        assert _outputs(build / "u85-linux") == reference

@@ -48,3 +48,19 @@ def test_read_only_commands_take_no_lock():
     assert needs_lock(["doit"]) and needs_lock(["doit", "build", "target=a"])
     assert needs_lock(["doit", "clean"]) and needs_lock(["doit", "-n", "2", "build"])
     assert not needs_lock(["doit", "list", "--all"]) and not needs_lock(["doit", "info", "x"])
+
+
+def test_sweep_removes_work_areas_and_legacy_leftovers(tmp_path):
+    from pipeline.graph.lock import sweep_work
+
+    legacy = tmp_path / ".stages" / "export" / "m" / ".work-abc"
+    legacy.mkdir(parents=True)
+    (legacy / "model.pt2").write_bytes(b"half")
+    keep = tmp_path / ".stages" / "export" / "m" / "model.pt2"
+    keep.write_bytes(b"done")
+    assert sweep_work(tmp_path) == 1  # the first build of this version: legacy folders
+    assert not legacy.exists() and keep.is_file()
+    (tmp_path / ".work" / "vela-123" / "vela-tmp").mkdir(parents=True)
+    (tmp_path / ".work" / "stray").write_text("x")
+    assert sweep_work(tmp_path) == 2
+    assert list((tmp_path / ".work").iterdir()) == [] and keep.is_file()

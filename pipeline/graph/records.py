@@ -1,0 +1,60 @@
+"""doit's records (``<build>/.doit.db``, sqlite): check them before doit opens them.
+
+A damaged database (a crash of the disk, a truncated copy, a stray write) makes doit fail on
+every command until the file is removed by hand. Before a build, the file is checked (sqlite's
+``quick_check`` plus a decode of every task's JSON record: a few milliseconds); a damaged one
+is moved aside with one line saying so, and doit starts new records. Nothing is lost but the
+records: every task then checks its outputs against the store, which restores them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def damage(path: Path) -> str | None:
+    """Why the doit database at ``path`` is unusable, or None (also when it does not exist)."""
+    import sqlite3
+
+    if not path.exists():
+        return None
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(16)
+        if header and header != b"SQLite format 3\x00":
+            return "it is not an SQLite database"
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            check = connection.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                return f"SQLite's check failed: {check[0][0]}"
+            tables = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            if "doit" in tables:
+                for (data,) in connection.execute("SELECT task_data FROM doit"):
+                    if not isinstance(json.loads(data), dict):
+                        return "a task record is not a JSON object"
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error, ValueError, TypeError) as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def repair(path: Path) -> Path | None:
+    """Move a damaged doit database aside (one line on stderr); return where it went."""
+    why = damage(path)
+    if why is None:
+        return None
+    dest = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    os.replace(path, dest)
+    for suffix in ("-journal", "-wal", "-shm"):  # sqlite's side files belong to the old one
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    print(f"warning: doit's records {path} are damaged ({why}); moved to {dest}. Starting new "
+          "records: this build checks every task against the store (restores, no recompute "
+          "of what is cached)", file=sys.stderr, flush=True)
+    return dest
