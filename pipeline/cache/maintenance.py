@@ -8,7 +8,6 @@ swept.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import time
@@ -74,14 +73,6 @@ def verify_store(store: Store) -> tuple[int, int, list[str]]:
     return checked, size, bad
 
 
-def _remove(store: Store, path: Path) -> bool:
-    trash = store.root / f".trash-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        os.rename(path, trash)
-    except OSError:
-        return False
-    shutil.rmtree(trash, ignore_errors=True)
-    return True
 
 
 def sweep_leftovers(store: Store, now: float | None = None) -> int:
@@ -113,7 +104,7 @@ def gc_store(store: Store, max_size: int | None = None, older_than: float | None
         too_big = max_size is not None and kept > max_size
         if not (too_old or too_big):
             continue
-        if dry_run or _remove(store, entry.path):
+        if dry_run or store.discard(entry.key):
             removed.append(entry)
             kept -= entry.size
     if not dry_run:

@@ -143,6 +143,33 @@ class Store:
         os.utime(self.entry(key))  # last use, for gc
         return True
 
+    def read(self, key: str, name: str) -> bytes | None:
+        """One file of an entry, checked against its checksum; None on a miss (a damaged
+        entry is quarantined)."""
+        if not self.has(key):
+            return None
+        try:
+            checksums = self._outputs(key)
+            data = (self.entry(key) / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != checksums.get(name):
+                raise DamagedEntry(f"{name} does not match its checksum")
+        except (DamagedEntry, OSError) as damage:
+            self.quarantine(key, str(damage) if isinstance(damage, DamagedEntry)
+                            else "a file went missing")
+            return None
+        return data
+
+    def discard(self, key: str) -> bool:
+        """Remove an entry (renamed out first: a concurrent reader sees it whole or not at
+        all); False when it was not there (another process removed it)."""
+        trash = self.root / f".trash-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            os.rename(self.entry(key), trash)
+        except OSError:
+            return False
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+
     def manifest(self, key: str) -> dict:
         return json.loads((self.entry(key) / MANIFEST).read_text())
 

@@ -18,26 +18,31 @@ from pathlib import Path
 from pipeline.cache.key import stage_key, tool_versions, tree_digest
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
+from pipeline.graph import loaded as loaded_files
+from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
 from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
 
 
-def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
-    """Run the stage function behind an invocation, writing to ``out`` (role -> path)."""
+def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]:
+    """Run the stage function behind an invocation, writing to ``out`` (role -> path).
+    Returns the local modules it imported (the export stage; ``graph/loaded.py``)."""
     i, o, params = inv.inputs, inv.options, inv.params
     if inv.stage == "export":
         from pipeline.stages.export import export
         factory = params.get("input_factory")
         calibration = o.get("calibration", {"samples": 0, "seed": 0})
         folder = params.get("calibration_folder")
-        export(Path(params["source"]), o["source_attr"], out["model"].parent,
-               inputs=o.get("inputs"),
-               input_factory=(Path(factory[0]), factory[1]) if factory else None,
-               seed=o["seed"], calibration_samples=calibration["samples"],
-               calibration_seed=calibration["seed"],
-               calibration_folder=Path(folder) if folder else None, where=where)
+        with recording_local_modules() as loaded:
+            export(Path(params["source"]), o["source_attr"], out["model"].parent,
+                   inputs=o.get("inputs"),
+                   input_factory=(Path(factory[0]), factory[1]) if factory else None,
+                   seed=o["seed"], calibration_samples=calibration["samples"],
+                   calibration_seed=calibration["seed"],
+                   calibration_folder=Path(folder) if folder else None, where=where)
+        return loaded
     elif inv.stage == "quantize":
         from pipeline.stages.quantize import quantize
         quantize(i["model"], i["calibration"], out["model"], scheme=o["scheme"],
@@ -62,6 +67,7 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> None:
         _build_runtime(inv, out, where)
     else:
         raise AssertionError(f"no stage function for {inv.stage}")
+    return []
 
 
 def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
@@ -102,19 +108,28 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     started = time.perf_counter()
     store = Store(Path(store_root))
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
-    key, record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
+    first_key, first_record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
+    # What the stage loaded last time (run-time imports of the model) is part of the key too.
+    base = Path(inv.params["source"]).resolve().parent if "source" in inv.params else None
+    loaded = loaded_files.decode(store.read(loaded_files.index_key(first_key), "loaded.json"),
+                                 base)
+    key, record = loaded_files.loaded_key(first_key, first_record, loaded, base)
     names = {role: path.name for role, path in inv.outputs.items()}
     if store.has(key) and store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
         print(f"   {inv.task}: restored from store [{key[:12]}]", flush=True)
-        return output_values(inv.outputs.values())
+        return output_values(inv.outputs.values(), loaded)
     try:
         with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
                 temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
-            _call_stage(inv, out, where)
+            now_loaded = _call_stage(inv, out, where)
             missing = [str(p.name) for p in out.values() if not p.is_file()]
             if missing:
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
+            if now_loaded != loaded:
+                _remember_loaded(store, first_key, loaded_files.encode(now_loaded, base),
+                                 Path(tmp) / ".loaded.json")
+                key, record = loaded_files.loaded_key(first_key, first_record, now_loaded, base)
             store.put(key, record, {names[r]: p for r, p in out.items()})
             if not store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
                 raise UserError(f"{where}: the store at {store.root} must keep what was just "
@@ -123,7 +138,15 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
     except UserError as exc:  # doit prints the message alone, without a traceback
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
-    return output_values(inv.outputs.values())
+    return output_values(inv.outputs.values(), now_loaded)
+
+
+def _remember_loaded(store: Store, key: str, index: bytes, scratch: Path) -> None:
+    """Keep the list of files a stage loaded beside the entries of its first-level key."""
+    scratch.write_bytes(index)
+    index_key = loaded_files.index_key(key)
+    store.discard(index_key)
+    store.put(index_key, {"stage": "loaded-files", "key": key}, {"loaded.json": scratch})
 
 
 def work_root(inv: Invocation) -> Path:

@@ -17,15 +17,39 @@ from pathlib import Path
 from pipeline.cache.key import file_digest
 
 VALUES_KEY = "outputs"  # the key of our record in doit's saved values
+LOADED_KEY = "loaded"
 
 
-def record(paths: Iterable[Path]) -> dict:
-    """doit values for files just written: ``{"outputs": {path: [size, mtime_ns, sha256]}}``."""
+def _stats(paths: Iterable[Path]) -> dict:
     entries = {}
     for path in paths:
         stat = os.stat(path)
-        entries[str(path)] = [stat.st_size, stat.st_mtime_ns, file_digest(path)]
-    return {VALUES_KEY: entries}
+        entries[str(path)] = [stat.st_size, stat.st_mtime_ns, file_digest(Path(path))]
+    return entries
+
+
+def record(paths: Iterable[Path], loaded: Iterable[Path] = ()) -> dict:
+    """doit values for files just written: ``{"outputs": {path: [size, mtime_ns, sha256]}}``,
+    and ``"loaded"`` likewise for the local modules the stage imported (``graph/loaded.py``)."""
+    values = {VALUES_KEY: _stats(paths)}
+    loaded = [p for p in loaded if os.path.isfile(p)]
+    if loaded:
+        values[LOADED_KEY] = _stats(loaded)
+    return values
+
+
+def _changed(task, path: str, entry: list, what: str) -> bool:
+    size, mtime_ns, digest = entry
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return True
+    if stat.st_size == size and stat.st_mtime_ns == mtime_ns:
+        return False
+    if stat.st_size != size or file_digest(Path(path)) != digest:
+        print(f"   {task.name}: {path} {what}", file=sys.stderr, flush=True)
+        return True
+    return False
 
 
 def outputs_unchanged(task, values) -> bool:
@@ -38,17 +62,15 @@ def outputs_unchanged(task, values) -> bool:
         return False
     for target in task.targets:
         entry = recorded.get(str(target))
-        if not entry:
+        if not entry or _changed(task, str(target), entry,
+                                 "was changed outside the build; rewriting it"):
             return False
-        size, mtime_ns, digest = entry
-        try:
-            stat = os.stat(target)
-        except OSError:
-            return False  # doit reports the missing target itself
-        if stat.st_size == size and stat.st_mtime_ns == mtime_ns:
-            continue
-        if stat.st_size != size or file_digest(Path(target)) != digest:
-            print(f"   {task.name}: {target} was changed outside the build; rewriting it",
-                  file=sys.stderr, flush=True)
+    return True
+
+
+def loaded_unchanged(task, values) -> bool:
+    """doit ``uptodate`` check: no local module the stage imported at run time has changed."""
+    for path, entry in (values.get(LOADED_KEY) or {}).items():
+        if _changed(task, path, entry, "(imported by the model at run time) changed"):
             return False
     return True

@@ -9,7 +9,7 @@ from doit.tools import config_changed
 
 from pipeline.cache.key import tool_versions
 from pipeline.graph.actions import run_stage
-from pipeline.graph.outputs import outputs_unchanged, record
+from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
 from pipeline.graph.plan import Invocation, Plan, code_files
 from pipeline.graph.report import runtime_view, write_target
 
@@ -40,7 +40,7 @@ def stage_task(inv: Invocation, store: Path, where: str) -> dict:
         # asking every compiler for its version would slow down each no-op build.
         "uptodate": [config_changed({"options": inv.options,
                                      "tools": tool_versions() if inv.stage in PYTHON_STAGES else {}}),
-                     outputs_unchanged],
+                     outputs_unchanged, loaded_unchanged],
         "clean": True,
         "verbosity": 2,
     }
