@@ -23,10 +23,15 @@ STAGE_CODE = {
     # Normalisation keeps the operators that have a visitor: the operator files are its input.
     "export": ["stages/export.py", "normalise/*.py", "quant/**/*.py", "tosa/registry.py",
                "tosa/ops/*.py"],
-    "quantize": ["stages/quantize.py", "quant/**/*.py"],
-    # The lowering driver normalises a float program itself (FP profile): normalise/, quant/.
-    "lower": ["stages/lower.py", "tosa/**/*.py", "normalise/*.py", "quant/**/*.py"],
-    "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py"],
+    # Quantize normalises the exported program again (quant/flow.py): the same inputs as export's.
+    "quantize": ["stages/quantize.py", "quant/**/*.py", "normalise/*.py", "tosa/registry.py",
+                 "tosa/ops/*.py"],
+    # The lowering driver normalises a float program itself (FP profile): normalise/, quant/;
+    # tosa/spec.py reads spec strings with config/tosa_spec.py.
+    "lower": ["stages/lower.py", "tosa/**/*.py", "normalise/*.py", "quant/**/*.py",
+              "config/tosa_spec.py"],
+    # Verify loads both programs with quant/program.py.
+    "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py", "quant/program.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],

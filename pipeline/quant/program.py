@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import torch
@@ -18,7 +19,19 @@ def load_program(path: Path) -> ExportedProgram:
 
 
 def save_program(program: ExportedProgram, path: Path) -> None:
-    """torch.export.save to a temporary file, then rename: readers never see half a file."""
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.pt2")  # save wants a .pt2 name
-    torch.export.save(program, tmp)
-    os.replace(tmp, path)
+    """torch.export.save, byte for byte the same for the same program in any process (so the
+    next stage's inputs repeat and doit's checksum check stops an unchanged rebuild there),
+    to a temporary folder, then renamed: readers never see half a file."""
+    for module in program.graph_module.modules():
+        if isinstance(module, torch.fx.GraphModule):
+            for node in module.graph.nodes:
+                # torch's provenance record: ids of graph objects, new in every process
+                node.meta.pop("from_node", None)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        # The archive's inner folder is named after the file: save under the final name.
+        torch.export.save(program, tmp / path.name)
+        os.replace(tmp / path.name, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

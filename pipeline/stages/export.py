@@ -20,7 +20,9 @@ _TEST_SEED_OFFSET = 1000
 
 def load_attr(path: Path, attr: str, where: str):
     """Import ``attr`` from the Python file at ``path`` (its folder first on sys.path)."""
-    name = f"_ethosu_user_{abs(hash(str(path)))}"
+    # A name that is the same in every process (``hash()`` is salted): torch.export records
+    # it in the program, whose bytes must repeat for the next stages to be found up to date.
+    name = "_ethosu_user_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise StageError(where, f"model source must be a Python file; got {path}")
@@ -117,6 +119,8 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
     """
     import torch
 
+    from pipeline.quant.program import save_program
+
     factory = load_attr(source, attr, where)
     try:
         model = factory()
@@ -146,7 +150,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {"model": out_dir / "model.pt2", "calibration": out_dir / "calibration.pt",
                "test_inputs": out_dir / "test_inputs.pt"}
-    torch.export.save(program, outputs["model"])
+    save_program(program, outputs["model"])
     torch.save(calibration, outputs["calibration"])
     torch.save(tests, outputs["test_inputs"])
     return outputs

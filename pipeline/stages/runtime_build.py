@@ -4,7 +4,9 @@ One build directory per (toolchain, CPU, ISA, platform, build type, SDK, model):
 configures it with the toolchain file from ``cmake/toolchains/<toolchain>.cmake``, Ninja,
 and ccache as compiler launcher, then builds the default target. The product files (the
 runtime libraries, and the runner when it can be linked) are listed by CMake in
-``<build_dir>/ethosu_rt_outputs.txt``.
+``<build_dir>/ethosu_rt_outputs.txt``. CMake runs with a fresh cache and without the
+environment variables that would change the binaries (``BUILD_ENV_DROPPED``): what it builds
+depends on the stage's options, the runtime sources and the toolchain only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.errors import StageError
@@ -31,6 +34,41 @@ PLATFORMS = {
     "linux": "cortex_a",
 }
 BUILD_TYPES = ("Release", "Debug", "RelWithDebInfo", "MinSizeRel")
+# Environment variables that change what CMake, the compilers, the linker or zig produce.
+# None of them is part of the stage key, so each is dropped before CMake runs: with
+# CFLAGS=-g set, a build would otherwise store debug binaries under a Release key (and a
+# later build without it would restore them). The binaries depend on targets.yaml (cpu, isa,
+# build_type), the runtime sources and the toolchain files only. Sources: CMake 3.25's
+# cmake-env-variables(7); GCC 12's "Environment Variables Affecting GCC" and its cpp
+# manual; ld(1) and BFD; clang's driver; `python -m ziglang env`. Not dropped:
+# <PackageName>_ROOT (read by find_package() only, which the runtime never calls), and what
+# changes no output: PATH (the compiler and CMake it finds are fingerprinted), HOME, TMPDIR,
+# LANG/LC_* (diagnostics), CCACHE_*, ZIG_GLOBAL_CACHE_DIR, ZIG_LOCAL_CACHE_DIR and
+# ETHOSU_RT_ZIG_PYTHON.
+BUILD_ENV_DROPPED = frozenset({
+    # CMake: the compilers and flags a new cache starts from (documented per language, for
+    # every language CMake knows, in case an SDK's CMake project enables one).
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "OBJC", "OBJCFLAGS", "OBJCXX",
+    "OBJCXXFLAGS", "FC", "FFLAGS", "CUDACXX", "CUDAFLAGS", "CUDAHOSTCXX", "CUDAARCHS",
+    "HIPCXX", "HIPFLAGS", "HIPHOSTCXX", "ISPC", "ISPCFLAGS", "RC", "RCFLAGS", "SWIFTC",
+    "CSFLAGS", "ADSP_ROOT", "MACOSX_DEPLOYMENT_TARGET",
+    # CMake ignores CPPFLAGS; dropped so that no script of an SDK honours it either.
+    "CPPFLAGS",
+    # GCC and its preprocessor: header/library search paths, the driver's program prefixes,
+    # __DATE__/__TIME__, a second -g compile, side files of dependency output.
+    "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "LIBRARY_PATH",
+    "GCC_EXEC_PREFIX", "COMPILER_PATH", "SOURCE_DATE_EPOCH", "GCC_COMPARE_DEBUG",
+    "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES",
+    # GNU ld and BFD: default rpath, object format and emulation.
+    "LD_RUN_PATH", "GNUTARGET", "LDEMULATION",
+    # clang (behind zig cc) and zig: extra driver options, include paths, its libc and lib dir.
+    "CCC_OVERRIDE_OPTIONS", "OBJCPLUS_INCLUDE_PATH", "ZIG_LIB_DIR", "ZIG_LIBC",
+    "NIX_CFLAGS_COMPILE", "NIX_CFLAGS_LINK", "NIX_LDFLAGS", "PKG_CONFIG",
+})
+# Every CMAKE_* (CMAKE_TOOLCHAIN_FILE, CMAKE_GENERATOR, CMAKE_BUILD_TYPE, CMAKE_PREFIX_PATH,
+# CMAKE_<LANG>_COMPILER_LAUNCHER, ...) and ASM<DIALECT> / ASM<DIALECT>FLAGS (ASM, ASMFLAGS,
+# ASM_NASM, ...).
+BUILD_ENV_DROPPED_PREFIXES = ("CMAKE_", "ASM")
 OUTPUTS_FILE = "ethosu_rt_outputs.txt"
 
 
@@ -66,11 +104,27 @@ def _run(argv: list[str], where: str, what: str, env: dict | None = None) -> str
     return result.stdout
 
 
-def _environment(toolchain: str) -> dict | None:
-    if toolchain != "aarch64-linux-musl-zig":
-        return None
-    # The zig wrapper scripts run `python -m ziglang`; this Python is the one that has it.
-    return {**os.environ, "ETHOSU_RT_ZIG_PYTHON": sys.executable}
+def _dropped(name: str) -> bool:
+    return name in BUILD_ENV_DROPPED or name.startswith(BUILD_ENV_DROPPED_PREFIXES)
+
+
+def build_environment(toolchain: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment CMake, Ninja and the compilers run with.
+
+    Args:
+        toolchain: one of ``TOOLCHAINS``.
+        environ: the calling environment (default ``os.environ``).
+    Returns:
+        ``environ`` without the variables of ``BUILD_ENV_DROPPED`` (and its prefixes): PATH,
+        HOME, TMPDIR, the locale and ccache's ``CCACHE_*`` settings stay. For the zig
+        toolchain, ``ETHOSU_RT_ZIG_PYTHON`` names this Python (the wrapper scripts run
+        ``python -m ziglang`` and this interpreter has it).
+    """
+    environ = os.environ if environ is None else environ
+    env = {name: value for name, value in environ.items() if not _dropped(name)}
+    if toolchain == "aarch64-linux-musl-zig":
+        env["ETHOSU_RT_ZIG_PYTHON"] = sys.executable
+    return env
 
 
 def build_runtime(
@@ -114,6 +168,10 @@ def build_runtime(
     source_dir, build_dir = Path(source_dir).resolve(), Path(build_dir).resolve()
     configure = [
         "cmake",
+        # A new cache each time: CMake seeds CMAKE_<LANG>_FLAGS and friends from the
+        # environment of the *first* configure and keeps them, so a build folder configured
+        # by an older version with CFLAGS=-g would go on building debug objects.
+        "--fresh",
         "-G",
         "Ninja",
         "-S",
@@ -130,7 +188,7 @@ def build_runtime(
         f"-DETHOSU_SDK={Path(ethosu_sdk).resolve() if ethosu_sdk else ''}",
         f"-DETHOSU_RT_MODEL_C={Path(model_c).resolve() if model_c else ''}",
     ]
-    env = _environment(toolchain)
+    env = build_environment(toolchain)
     _run(configure, where, "CMake configure of the runtime failed", env)
     _run(["cmake", "--build", str(build_dir)], where, "runtime build failed", env)
     listing = build_dir / OUTPUTS_FILE
@@ -161,7 +219,8 @@ def toolchain_fingerprint(toolchain: str) -> str:
     digest = hashlib.sha256()
     for argv in (_compiler_version_argv(toolchain), ["cmake", "--version"]):
         digest.update(" ".join(argv[-2:]).encode() + b"\0")
-        digest.update(_run(argv, where, "tool version query failed").encode() + b"\0")
+        output = _run(argv, where, "tool version query failed", build_environment(toolchain))
+        digest.update(output.encode() + b"\0")
     cmake_dir = TOOLCHAIN_DIR.parent
     for path in sorted(p for p in cmake_dir.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(cmake_dir)).encode() + b"\0")

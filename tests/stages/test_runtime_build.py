@@ -1,5 +1,8 @@
+import hashlib
+import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -12,12 +15,13 @@ class Recorder:
     """Stands in for subprocess.run: records argv lists, fails when told to."""
 
     def __init__(self, fail_on: str | None = None, stderr: str = ""):
-        self.calls, self.fail_on, self.stderr = [], fail_on, stderr
+        self.calls, self.envs, self.fail_on, self.stderr = [], [], fail_on, stderr
 
     def __call__(self, argv, **kwargs):
         assert isinstance(argv, list) and all(isinstance(a, str) for a in argv)
         assert "shell" not in kwargs
         self.calls.append(argv)
+        self.envs.append(kwargs.get("env"))
         code = 1 if self.fail_on and self.fail_on in argv else 0
         return subprocess.CompletedProcess(argv, code, "", self.stderr)
 
@@ -32,6 +36,7 @@ def _build(tmp_path, **overrides):
 def test_configure_and_build_argv(tmp_path, monkeypatch):
     recorder = Recorder()
     monkeypatch.setattr(runtime_build.subprocess, "run", recorder)
+    monkeypatch.setenv("CXXFLAGS", "-g")
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "ethosu_rt_outputs.txt").write_text(f"{tmp_path / 'lib.a'}\n")
     (tmp_path / "lib.a").write_bytes(b"!<arch>\n")
@@ -39,8 +44,8 @@ def test_configure_and_build_argv(tmp_path, monkeypatch):
                      model_c=tmp_path / "m.c")
     assert outputs == [tmp_path / "lib.a"]
     configure, build = recorder.calls
-    assert configure[:8] == ["cmake", "-G", "Ninja", "-S", str(REPO_ROOT / "runtime"), "-B",
-                             str(tmp_path / "build"),
+    assert configure[:9] == ["cmake", "--fresh", "-G", "Ninja", "-S", str(REPO_ROOT / "runtime"),
+                             "-B", str(tmp_path / "build"),
                              f"-DCMAKE_TOOLCHAIN_FILE={REPO_ROOT}/cmake/toolchains/"
                              "arm-none-eabi-gcc.cmake"]
     for flag in ("-DETHOSU_RT_PLATFORM=cortex_m", "-DCMAKE_BUILD_TYPE=Release",
@@ -49,6 +54,24 @@ def test_configure_and_build_argv(tmp_path, monkeypatch):
                  f"-DETHOSU_SDK={tmp_path / 'sdk'}", f"-DETHOSU_RT_MODEL_C={tmp_path / 'm.c'}"):
         assert flag in configure
     assert build == ["cmake", "--build", str(tmp_path / "build")]
+    assert all("CXXFLAGS" not in env and env["PATH"] for env in recorder.envs)
+
+
+def test_build_environment_drops_what_changes_the_binaries():
+    given = {"PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "TMPDIR": "/t",
+             "CCACHE_DIR": "/c", "CCACHE_BASEDIR": "/w", "CC": "clang", "CXX": "false",
+             "CFLAGS": "-g", "CXXFLAGS": "-g", "CPPFLAGS": "-DX", "LDFLAGS": "-s",
+             "ASM": "as", "ASMFLAGS": "-g", "ASM_NASM": "nasm", "CMAKE_TOOLCHAIN_FILE": "t",
+             "CMAKE_GENERATOR": "Unix Makefiles", "CMAKE_BUILD_TYPE": "Debug",
+             "CMAKE_C_FLAGS": "-O0", "CMAKE_PREFIX_PATH": "/opt", "CPATH": "/i",
+             "C_INCLUDE_PATH": "/i", "CPLUS_INCLUDE_PATH": "/i", "LIBRARY_PATH": "/l",
+             "GCC_EXEC_PREFIX": "/g", "COMPILER_PATH": "/g", "SOURCE_DATE_EPOCH": "0",
+             "ZIG_LIB_DIR": "/z", "CCC_OVERRIDE_OPTIONS": "+-g"}
+    kept = {"PATH", "HOME", "LANG", "TMPDIR", "CCACHE_DIR", "CCACHE_BASEDIR"}
+    env = runtime_build.build_environment("arm-none-eabi-gcc", given)
+    assert env == {name: given[name] for name in kept}
+    zig = runtime_build.build_environment("aarch64-linux-musl-zig", given)
+    assert zig == {**env, "ETHOSU_RT_ZIG_PYTHON": sys.executable}
 
 
 @pytest.mark.parametrize("field, value, allowed", [
@@ -71,7 +94,7 @@ def test_a_failed_configure_names_the_command_and_cmake_message(tmp_path, monkey
     message = str(info.value)
     assert message.startswith(
         "runtime_build: CMake configure of the runtime failed (exit status 1)")
-    assert "command: cmake -G Ninja -S" in message
+    assert "command: cmake --fresh -G Ninja -S" in message
     assert "CMake Error: ETHOSU_RT_PLATFORM must be one of" in message
     assert len(recorder.calls) == 1
 
@@ -113,3 +136,38 @@ def test_fingerprint_is_stable_and_follows_the_toolchain_files(tmp_path, monkeyp
 def test_fingerprint_of_an_unknown_toolchain():
     with pytest.raises(StageError, match="toolchain must be one of .*; got 'msvc'"):
         toolchain_fingerprint("msvc")
+
+
+# What a user's shell may hold; each of these would change the binaries (or the compiler).
+POLLUTED = {"CFLAGS": "-g", "CXXFLAGS": "-g -O0", "LDFLAGS": "-Wl,--build-id=sha1",
+            "CC": "false", "CXX": "false", "CMAKE_BUILD_TYPE": "Debug",
+            "CMAKE_GENERATOR": "Unix Makefiles", "CPATH": "/nonexistent", "SOURCE_DATE_EPOCH": "1"}
+
+
+@pytest.mark.slow
+@pytest.mark.needs_aarch64_gcc
+def test_environment_flags_change_no_byte_of_the_runtime(tmp_path, monkeypatch):
+    """The Linux runtime (runner and both libraries) built with CFLAGS=-g, CC=false and
+    friends in the environment, and in a folder an older version configured with them (CMake
+    keeps what a first configure saw), is byte for byte the one built without them."""
+    options = dict(toolchain="aarch64-linux-gnu-gcc", cpu="cortex-a320", isa=None,
+                   platform="linux", build_type="Release")
+    clean = build_runtime(REPO_ROOT, tmp_path / "clean", **options)
+    stale = tmp_path / "stale"
+    toolchain_file = runtime_build.TOOLCHAIN_DIR / "aarch64-linux-gnu-gcc.cmake"
+    subprocess.run(["cmake", "-G", "Ninja", "-S", str(REPO_ROOT / "runtime"), "-B", str(stale),
+                    f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}",
+                    "-DETHOSU_RT_PLATFORM=cortex_a"], env={**os.environ, **POLLUTED},
+                   check=True, capture_output=True)
+    restale = build_runtime(REPO_ROOT, stale, **options)
+    for name, value in POLLUTED.items():
+        monkeypatch.setenv(name, value)
+    polluted = build_runtime(REPO_ROOT, tmp_path / "polluted", **options)
+    assert sorted(p.name for p in clean) == ["ethosu_runner", "libethosu_rt_common.a",
+                                             "libethosu_rt_cortex_a.a"]
+    for built in (polluted, restale):
+        assert _digests(built) == _digests(clean)
+
+
+def _digests(paths) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
