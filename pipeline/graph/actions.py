@@ -22,6 +22,7 @@ from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
 from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
+from pipeline.graph.timeout import call_with_limit
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
 
@@ -122,7 +123,7 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
         with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
                 temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
-            now_loaded = _call_stage(inv, out, where)
+            now_loaded = call_with_limit(inv.stage, where, _call_stage, inv, out, where)
             missing = [str(p.name) for p in out.values() if not p.is_file()]
             if missing:
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
@@ -165,13 +166,17 @@ def temporary_files_in(folder: Path):
     """Point Python's ``tempfile`` and child processes' ``TMPDIR`` at ``folder`` for the
     duration: Vela's, the reference model's and the compilers' scratch files then live and die
     with the stage's work area instead of piling up in /tmp after a ``kill -9``."""
-    saved_dir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    saved_dir, saved_env = tempfile.tempdir, dict(os.environ)
     tempfile.tempdir = os.environ["TMPDIR"] = str(folder)
     try:
         yield
     finally:
         tempfile.tempdir = saved_dir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
+        # TMPDIR, and whatever a library derived from it and pinned in the environment for
+        # the rest of the process (torch's TORCHINDUCTOR_CACHE_DIR), go back as they were.
+        for name, value in list(os.environ.items()):
+            if name == "TMPDIR" or str(folder) in value:
+                if name in saved_env:
+                    os.environ[name] = saved_env[name]
+                else:
+                    del os.environ[name]

@@ -21,8 +21,8 @@ REPO_DIR = PIPELINE_DIR.parent
 # The source files whose content is each stage's code version (a change re-runs the stage).
 STAGE_CODE = {
     # Normalisation keeps the operators that have a visitor: the operator files are its input.
-    "export": ["stages/export.py", "normalise/*.py", "quant/**/*.py", "tosa/registry.py",
-               "tosa/ops/*.py"],
+    "export": ["stages/export.py", "stages/export_*.py", "normalise/*.py", "quant/**/*.py",
+               "tosa/registry.py", "tosa/ops/*.py"],
     # Quantize normalises the exported program again (quant/flow.py): the same inputs as export's.
     "quantize": ["stages/quantize.py", "quant/**/*.py", "normalise/*.py", "tosa/registry.py",
                  "tosa/ops/*.py"],

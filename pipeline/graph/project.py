@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import UserError
-from pipeline.graph import records
+from pipeline.graph import records, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
@@ -70,6 +70,7 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
 
         path = Path(get_var("targets", None) or DEFAULT_TARGETS)
         config = load_config(path)
+        timeout.configure(get_var("timeout", None))
         build = Path(get_var("build", None) or config.path.parent / "build").resolve()
         build.mkdir(parents=True, exist_ok=True)
         if needs_lock(sys.argv):
