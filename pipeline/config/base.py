@@ -8,7 +8,9 @@ still runs it on the fields that did validate, so one pass reports every problem
 from __future__ import annotations
 
 import difflib
+import errno
 import functools
+import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -62,7 +64,7 @@ def unknown(what: str, name: Any, options, *, named: bool = False) -> str:
     label = f"unknown {what} {show(name)}" if named else f"unknown {what}"
     if not hint and not options:
         return f"{label}; no {what} is defined"
-    return f"{label}; {hint or 'must be one of ' + ', '.join(options)}"
+    return f"{label}; {hint or 'must be one of ' + ', '.join(map(plain, options))}"
 
 
 def problem(message: str) -> PydanticCustomError:
@@ -70,31 +72,79 @@ def problem(message: str) -> PydanticCustomError:
     return PydanticCustomError(RULE_ERROR, "{message}", {"message": message})
 
 
+_SHOWN = 100  # characters of a long value kept in a message
+
+
 def show(value: Any) -> str:
-    """A value as the user wrote it in YAML: ``'text'``, ``12``, ``true``, ``null``."""
+    """A value as the user wrote it in YAML: ``'text'``, ``12``, ``true``, ``null``, ``.nan``.
+
+    Long values are cut to their first ``_SHOWN`` characters, so one message stays one line
+    of readable length.
+    """
+    text = _show(value)
+    return text if len(text) <= 2 * _SHOWN else f"{text[:_SHOWN]}… ({len(text)} characters)"
+
+
+def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+    if isinstance(value, int) and value.bit_length() > 14_000:  # str() refuses > 4300 digits
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{plain(str(k))}: {_show(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(show(v) for v in value) + "]"
+        return "[" + ", ".join(_show(v) for v in value) + "]"
     return str(value)
+
+
+def plain(text: str) -> str:
+    """``text`` for a message: as it is, or quoted and escaped (``'a\\nb'``) when it holds
+    control or other unprintable characters, and cut when it is long."""
+    return text if text.isprintable() and len(text) <= 2 * _SHOWN else show(text)
 
 
 def resolve_path(text: str, info: ValidationInfo) -> Path:
     """``text`` as an absolute, normalised path, relative to the YAML file's folder."""
     base = (info.context or {}).get("base_dir") or Path.cwd()
-    return Path(os.path.normpath(Path(base) / os.path.expanduser(text)))
+    try:
+        text = os.path.expanduser(text)
+    except ValueError:  # a NUL byte; reported by the caller's lookup of the path
+        pass
+    return Path(os.path.normpath(Path(base) / text))
+
+
+def os_problem(exc: OSError | ValueError, path: Path) -> str:
+    """Why the system cannot look ``path`` up, for a message: ``File name too long: ...``."""
+    if not isinstance(exc, OSError):
+        return str(exc)  # ValueError: a NUL byte
+    reason = exc.strerror or str(exc)
+    if exc.errno != errno.ENAMETOOLONG:
+        return reason
+    name_max, path_max = _limit("PC_NAME_MAX", 255), _limit("PC_PATH_MAX", 4096)
+    longest = max(len(os.fsencode(part)) for part in path.parts)
+    if longest > name_max:
+        return f"{reason}: a name in it has {longest} bytes, over the system's {name_max}"
+    return f"{reason}: it has {len(os.fsencode(path))} bytes, over the system's {path_max}"
+
+
+def _limit(name: str, fallback: int) -> int:
+    try:
+        return os.pathconf("/", name)
+    except (OSError, ValueError):
+        return fallback
 
 
 class StrictModel(BaseModel):
-    """Closed, strict, immutable: unknown keys and wrong types are errors, never coerced."""
+    """Closed, strict, immutable: unknown keys and wrong types are errors, never coerced;
+    floats must be finite (``.nan`` and ``.inf`` are refused)."""
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class RuledModel(StrictModel):
@@ -177,7 +227,7 @@ def _adapter(cls: type[BaseModel], name: str) -> TypeAdapter:
         annotation = Annotated[annotation, *field.metadata]
     if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
         return TypeAdapter(annotation)  # a model brings its own (strict) config
-    return TypeAdapter(annotation, config=ConfigDict(strict=True))
+    return TypeAdapter(annotation, config=ConfigDict(strict=True, allow_inf_nan=False))
 
 
 def _combined(cls: type[BaseModel], errors: list, rules: list[Broken]) -> ValidationError:

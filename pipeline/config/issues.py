@@ -16,7 +16,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from pipeline.config.base import RULE_ERROR, Loc, show, unknown
+from pipeline.config.base import RULE_ERROR, Loc, plain, show, unknown
 from pipeline.config.yaml_lines import YamlDoc
 
 
@@ -56,8 +56,8 @@ class Issues:
         for (line, where, message, default), targets in sorted(self._found.items()):
             owner = where.split(".")[1] if where.startswith("targets.") else None
             notes = ["default"] if default else []
-            if targets and targets != [owner]:
-                notes.append("for " + ", ".join(f"targets.{t}" for t in targets))
+            if targets and [plain(t) for t in targets] != [owner]:
+                notes.append("for " + ", ".join(f"targets.{plain(t)}" for t in targets))
             label = where + (f" ({'; '.join(notes)})" if notes else "")
             out.append(f"{self.display_name}:{line}: {label}{': ' if label else ''}{message}")
         return out
@@ -102,8 +102,8 @@ class Issues:
         loc = _data_loc(error["loc"], data, keep_last=error["type"] == "missing")
         path = self.nearest(loc)
         if error["type"] == "missing":
-            self.add(self.line_of(path[:-1], key=True), path, "must be set; got nothing",
-                     _target_of(loc))
+            self.add(self.line_of(path[:-1], key=True), path,
+                     f"must be set{_REQUIRED.get(path[-1], '')}; got nothing", _target_of(loc))
         elif error["type"] == "extra_forbidden":
             allowed = _fields_at(root, loc[:-1])
             self.add_at(path, unknown("field", loc[-1], allowed), key=True)
@@ -135,10 +135,11 @@ def _target_of(loc: Loc) -> str | None:
 
 
 def dotted(path: Loc) -> str:
-    """``('models', 'add', 'inputs', 0, 'shape')`` -> ``models.add.inputs[0].shape``."""
+    """``('models', 'add', 'inputs', 0, 'shape')`` -> ``models.add.inputs[0].shape``; a key
+    with control characters is quoted and escaped, so a message stays on one line."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{plain(part)}" if out else plain(part))
     return out
 
 
@@ -147,8 +148,11 @@ _SIMPLE = {
     "int_type": "an integer", "float_type": "a number", "string_type": "a string",
     "bool_type": "true or false", "tuple_type": "a list", "list_type": "a list",
     "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
-    "none_required": "null",
+    "none_required": "null", "finite_number": "a finite number",
 }
+# What a missing required field may be set to, where "must be set" alone would not say.
+_REQUIRED = {"npu": " (an npu block, or null for no NPU: the TOSA graph is then verified on "
+                    "the host)"}
 _BOUND = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<",
           "less_than_equal": "<="}
 

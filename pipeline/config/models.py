@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -17,6 +18,14 @@ _INT_LIMITS = {
     "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1), "bool": (0, 1),
 }
 Seed = Annotated[int, Field(ge=0, lt=2**32)]  # any RNG (torch, numpy) accepts this range
+# Elements per input: 2**28 is 1 GiB of float32 per drawn sample (the export holds the
+# calibration and test samples at once) and ten times a 4K RGB frame (3x2160x3840); an
+# Ethos-U system's SRAM is a few MiB and its NPU addresses 4 GiB (U55/U65), so no input of
+# a model it runs comes near. Beyond it a shape is a typo, and drawing it would exhaust memory.
+MAX_INPUT_ELEMENTS = 2**28
+# Calibration samples: PTQ recipes use hundreds (a few thousand at most); 100,000 is far past
+# any of them and still ends, where samples: 10**18 would draw for ever.
+MAX_CALIBRATION_SAMPLES = 100_000
 
 
 def as_tuple(value: Any) -> Any:
@@ -35,7 +44,7 @@ class InputSpec(RuledModel):
 
     Attributes:
         name: optional name (unique within the model).
-        shape: 1 to 6 positive dimensions.
+        shape: 1 to 6 positive dimensions, at most 2**28 elements in all.
         dtype: element type.
         range: ``[lo, hi]`` of the uniform values (lo < hi; within the dtype for integers).
     """
@@ -48,6 +57,9 @@ class InputSpec(RuledModel):
 
     @classmethod
     def _rules(cls, v: Mapping[str, Any], context) -> Iterator[Broken]:
+        if "shape" in v and math.prod(v["shape"]) > MAX_INPUT_ELEMENTS:
+            yield broken(f"must have at most 2**28 ({MAX_INPUT_ELEMENTS}) elements; got "
+                         f"{show(list(v['shape']))} ({math.prod(v['shape'])} elements)", "shape")
         if "range" not in v:
             return
         lo, hi = v["range"]
@@ -63,14 +75,15 @@ class Calibration(RuledModel):
     """Calibration data for quantization: random ``samples`` from ``seed``, or a ``folder``.
 
     Attributes:
-        samples: number of random samples (16 unless ``folder`` is set; then None).
+        samples: number of random samples, 1 to 100000 (16 unless
+            ``folder`` is set; then None).
         seed: seed of the random samples (1 unless ``folder`` is set; then None).
         folder: absolute path of a folder of saved input tensors, or None.
         observer: how activation ranges are taken from the samples: ``minmax``, or
             ``histogram`` (int8 only; trims outliers, often a few dB better on CNNs).
     """
 
-    samples: Annotated[int, Field(ge=1)] | None = None
+    samples: Annotated[int, Field(ge=1, le=MAX_CALIBRATION_SAMPLES)] | None = None
     seed: Seed | None = None
     folder: ExistingDir | None = None
     observer: Literal["minmax", "histogram"] = "minmax"

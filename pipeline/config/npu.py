@@ -37,6 +37,10 @@ NPU_VARIANTS = ("u55", "u85")
 _VARIANT_OF = {"u55": "u55", "u65": "u55", "u85": "u85"}
 # Vela's maximum address offset: 32-bit AXI on U55, 40-bit on U65/U85.
 _ADDRESS_BITS = {"u55": 32, "u65": 40, "u85": 40}
+# Vela's --cpu-tensor-alignment range (ethos-u-vela 5.2): vela.py refuses values under 16 or
+# not a power of two; its C++ core reads the value as a signed 32-bit int, so 2**31 becomes 0
+# and fails there ("CPU tensor alignment (0) must be a multiple of 16").
+ALIGNMENT_RANGE = (16, 2**30)
 
 
 class NpuConfig(RuledModel):
@@ -60,7 +64,7 @@ class NpuConfig(RuledModel):
         separate_io_regions: inputs/outputs in regions of their own (needs COP2); true on
             Cortex-A, false on Cortex-M.
         tensor_allocator: Vela ``--tensor-allocator``.
-        cpu_tensor_alignment: Vela ``--cpu-tensor-alignment`` (a power of two, >= 16).
+        cpu_tensor_alignment: Vela ``--cpu-tensor-alignment``: a power of two from 16 to 2**30.
     """
 
     config: Accelerator
@@ -125,9 +129,10 @@ class NpuConfig(RuledModel):
 
     @classmethod
     def _rules(cls, v, context) -> Iterator[Broken]:
-        alignment = v.get("cpu_tensor_alignment")
-        if alignment is not None and (alignment < 16 or alignment & (alignment - 1)):
-            yield broken(f"must be a power of two >= 16; got {alignment}", "cpu_tensor_alignment")
+        alignment, (low, high) = v.get("cpu_tensor_alignment"), ALIGNMENT_RANGE
+        if alignment is not None and not (low <= alignment <= high and alignment.bit_count() == 1):
+            yield broken(f"must be a power of two from {low} to {high} (2**30, the most Vela "
+                         f"takes); got {show(alignment)}", "cpu_tensor_alignment")
         if "config" not in v:
             return
         family = accelerator_family(v["config"])

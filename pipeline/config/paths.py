@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BeforeValidator, ValidationInfo, WithJsonSchema, model_serializer
 
-from pipeline.config.base import StrictModel, problem, resolve_path, show
+from pipeline.config.base import StrictModel, os_problem, plain, problem, resolve_path, show
 from pipeline.config.vela_ini import read_vela_ini
 
+# Matched with fullmatch: ``$`` alone would also match before a final newline.
 _REF = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
 REF_FORMAT = "<file>.py:<name>"
+# Where the firmware build looks for Arm's core driver in ``ethosu_sdk``: the first of these
+# folders holding both files (``ethosu_rt_find_core_driver`` in cmake/EthosuSdk.cmake).
+CORE_DRIVER_DIRS = (".", "core_driver", "core_software/core_driver", "ethos-u-core-driver")
+CORE_DRIVER_FILES = ("include/ethosu_driver.h", "CMakeLists.txt")
 
 
 class SourceRef(StrictModel):
@@ -35,15 +42,33 @@ class SourceRef(StrictModel):
         return str(self)
 
 
+def lookup(path: Path, value: str) -> os.stat_result | None:
+    """The status of ``path`` (which ``value`` named), or None when nothing is there.
+
+    Raises:
+        PydanticCustomError: the system cannot look the path up (a name over 255 bytes, a
+            path over the system's limit, a NUL byte, a loop of symbolic links, ...).
+    """
+    try:
+        return path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError) as exc:
+        raise problem(f"must be a path the system can look up; got {show(value)} "
+                      f"({os_problem(exc, path)})") from None
+
+
 def _source_ref(value, info: ValidationInfo) -> SourceRef:
     if isinstance(value, SourceRef):
         return value
-    match = _REF.match(value) if isinstance(value, str) else None
+    match = _REF.fullmatch(value) if isinstance(value, str) else None
     if not match:
         raise problem(f"must be {REF_FORMAT}, e.g. models/add.py:AddModel; got {show(value)}")
     path = resolve_path(match["file"], info)
-    if not path.is_file():
-        raise problem(f"must name an existing file; got {show(value)} ({path} does not exist)")
+    found = lookup(path, value)
+    if found is None or not stat.S_ISREG(found.st_mode):
+        raise problem(f"must name an existing file; got {show(value)} "
+                      f"({plain(str(path))} does not exist)")
     return SourceRef(path=path, attr=match["attr"])
 
 
@@ -53,9 +78,30 @@ def _existing_dir(value, info: ValidationInfo) -> Path:
     if not isinstance(value, str):
         raise problem(f"must be a folder path; got {show(value)}")
     path = resolve_path(value, info)
-    if not path.is_dir():
-        raise problem(f"must be an existing folder; got {show(value)} ({path} is not one)")
+    found = lookup(path, value)
+    if found is None or not stat.S_ISDIR(found.st_mode):
+        raise problem(f"must be an existing folder; got {show(value)} "
+                      f"({plain(str(path))} is not one)")
     return path
+
+
+def _ethosu_sdk(value, info: ValidationInfo) -> Path:
+    # Checks a handful of names only: the planner walks this folder, so /usr must fail here.
+    path = _existing_dir(value, info)
+    for folder in CORE_DRIVER_DIRS:
+        if all(_is_file(path / folder / name) for name in CORE_DRIVER_FILES):
+            return path
+    where = ", ".join(f"{f}/" for f in CORE_DRIVER_DIRS[1:])
+    raise problem(f"must be an Ethos-U SDK or core driver checkout, with "
+                  f"{' and '.join(CORE_DRIVER_FILES)} in it or in one of {where}; "
+                  f"got {show(value)} (none of them has both)")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _vela_ini(value, info: ValidationInfo) -> Path:
@@ -66,8 +112,10 @@ def _vela_ini(value, info: ValidationInfo) -> Path:
     path = resolve_path(value, info)
     if path.suffix != ".ini":  # Vela refuses other extensions
         raise problem(f"must be a Vela configuration file ending in .ini; got {show(value)}")
-    if not path.is_file():
-        raise problem(f"must be an existing file; got {show(value)} ({path} does not exist)")
+    found = lookup(path, value)
+    if found is None or not stat.S_ISREG(found.st_mode):
+        raise problem(f"must be an existing file; got {show(value)} "
+                      f"({plain(str(path))} does not exist)")
     try:
         read_vela_ini(path)
     except ValueError as exc:
@@ -84,6 +132,11 @@ SourceField = Annotated[
 ExistingDir = Annotated[
     Path,
     BeforeValidator(_existing_dir),
+    WithJsonSchema({"type": "string", "description": "folder, relative to targets.yaml"}),
+]
+EthosuSdkDir = Annotated[
+    Path,
+    BeforeValidator(_ethosu_sdk),
     WithJsonSchema({"type": "string", "description": "folder, relative to targets.yaml"}),
 ]
 VelaIniFile = Annotated[

@@ -12,7 +12,7 @@ from pipeline.config.base import Broken, RuledModel, StrictModel, broken, show, 
 from pipeline.config.cpus import CPUS, Cpu, CpuInfo, Isa, cpu_flags
 from pipeline.config.models import ModelConfig, as_tuple
 from pipeline.config.npu import NpuConfig
-from pipeline.config.paths import ExistingDir
+from pipeline.config.paths import EthosuSdkDir
 from pipeline.config.tosa_spec import DEFAULT_TOSA, TosaField, TosaSpec
 from pipeline.config.vela_ini import accelerator_family
 
@@ -63,11 +63,14 @@ class TargetConfig(RuledModel):
         isa: Cortex-M ISA level (``scalar`` < ``dsp`` < ``mve``), None for Cortex-A and host.
         platform: ``baremetal`` (Cortex-M), ``linux`` (Cortex-A) or ``host``.
         toolchain: compiler family used for the runtime.
-        npu: the Ethos-U, or None to run on the CPU (TOSA reference on the host).
+        npu: the Ethos-U, or None to run on the CPU (TOSA reference on the host); required
+            (``null`` for none), from the target, its ``extends`` chain or ``defaults``.
         tosa: TOSA spec the graph is lowered to.
         quantization: ``int8``, ``a16w8`` (int16 activations, int8 weights) or ``none``.
         build_type: CMake build type of the runtime.
-        ethosu_sdk: absolute path of the Ethos-U core driver SDK for bare-metal builds, or None.
+        ethosu_sdk: absolute path of the Ethos-U core driver SDK for bare-metal builds, or None;
+            it must hold the core driver (``include/ethosu_driver.h`` and ``CMakeLists.txt``)
+            where the firmware build looks for it.
         models: names of entries under ``models:``, at least one.
     """
 
@@ -76,11 +79,11 @@ class TargetConfig(RuledModel):
     isa: Isa | None = None
     platform: Platform = Field(default=None)
     toolchain: Toolchain = Field(default=None)
-    npu: NpuConfig | None = None
+    npu: NpuConfig | None
     tosa: TosaField = DEFAULT_TOSA
     quantization: Quantization = Field(default=None)
     build_type: BuildType = "Release"
-    ethosu_sdk: ExistingDir | None = None
+    ethosu_sdk: EthosuSdkDir | None = None
     models: Annotated[tuple[str, ...], BeforeValidator(as_tuple), Field(min_length=1)]
 
     @property
@@ -178,11 +181,13 @@ def _quantization_rules(v: dict[str, Any]) -> Iterator[Broken]:
 
 
 def _model_rules(models: tuple[str, ...], names) -> Iterator[Broken]:
+    known, seen = set(names), set()
     for index, name in enumerate(models):
-        if name not in names:
+        if name not in known:
             yield broken(unknown("model", name, names, named=True), f"models.{index}")
-        elif name in models[:index]:
+        elif name in seen:
             yield broken(f"must name each model once; got {show(name)} again", f"models.{index}")
+        seen.add(name)
 
 
 class ProjectConfig(StrictModel):

@@ -21,6 +21,7 @@ TosaExtension = Literal[
     "int16", "int4", "doubleround", "inexactround", "bf16", "fp8e4m3", "fp8e5m2", "fft",
     "variable", "controlflow", "dynamic",
 ]
+# Matched with fullmatch: ``$`` alone would also match before a final newline.
 _SHAPE = re.compile(r"^TOSA-(\d+\.\d+)\+(\w+)((?:\+\w+)*)$")
 FORMAT = "TOSA-<version>+<INT|FP>[+<extension>...]"
 
@@ -57,7 +58,7 @@ class TosaSpec(StrictModel):
         Raises:
             ValueError: with a ``must be ...; got ...`` message.
         """
-        match = _SHAPE.match(text)
+        match = _SHAPE.fullmatch(text)
         if not match:
             raise ValueError(f"must be {FORMAT}, e.g. TOSA-1.0+INT+int16; got {show(text)}")
         version, profile, rest = match.groups()

@@ -26,12 +26,17 @@ targets:
 """
 
 
+# After the body, so body lines keep their numbers; a body may set npu itself.
+FOOTER = "defaults:\n  npu: null\n"
+
+
 @pytest.fixture
 def target_yaml():
-    """``target_yaml(body)``: a file with model ``add`` and target ``t`` with fields ``body``."""
+    """``target_yaml(body)``: a file with model ``add`` and target ``t`` with fields ``body``
+    (``npu`` is required: it is null unless ``body`` sets it)."""
 
     def _target_yaml(body: str) -> str:
-        return HEADER + textwrap.indent(textwrap.dedent(body), "    ")
+        return HEADER + textwrap.indent(textwrap.dedent(body), "    ").rstrip("\n") + "\n" + FOOTER
 
     return _target_yaml
 

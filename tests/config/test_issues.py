@@ -38,3 +38,9 @@ def test_message_for(error, message):
 def test_dotted():
     assert dotted(("models", "add", "inputs", 0, "shape", 1)) == "models.add.inputs[0].shape[1]"
     assert dotted(()) == ""
+    assert dotted(("targets", "t\n", "np\ru")) == "targets.'t\\n'.'np\\ru'"  # one line
+
+
+def test_message_for_a_non_finite_float():
+    error = {"type": "finite_number", "input": float("nan")}
+    assert message_for(error) == "must be a finite number; got .nan"

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from pipeline.config import ProjectConfig, load_config
+from pipeline.config.load import MAX_EXTENDS, MAX_FILE_BYTES, MAX_RESOLVED_VALUES
 from pipeline.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,7 +61,8 @@ def test_paths_resolve_against_the_yaml_folder_not_the_cwd(project, tmp_path_fac
                                                           monkeypatch):
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     monkeypatch.chdir(elsewhere)
-    (project / "targets.yaml").write_text(MODELS + "targets:\n  t: {cpu: host, models: [add]}\n")
+    (project / "targets.yaml").write_text(MODELS + "targets:\n"
+                                          "  t: {cpu: host, npu: null, models: [add]}\n")
     config = load_config(project / "targets.yaml")
     assert config.models["cnn"].input_factory.path == project / "models" / "cnn.py"
 
@@ -68,10 +71,13 @@ def test_model_source_outside_the_project(project, tmp_path_factory):
     outside = tmp_path_factory.mktemp("outside")
     shutil.copy(project / "models" / "add.py", outside / "net.py")
     config_text = (f"models:\n  m: {{source: {outside / 'net.py'}:AddModel, "
-                   f"inputs: [{{shape: [4]}}]}}\ntargets:\n  t: {{cpu: host, models: [m]}}\n")
+                   f"inputs: [{{shape: [4]}}]}}\ntargets:\n"
+                   "  t: {cpu: host, npu: null, models: [m]}\n")
     (project / "targets.yaml").write_text(config_text)
     assert load_config(Path("targets.yaml")).models["m"].source_path == outside / "net.py"
 
+
+NAME_RULE = "a name of letters, digits, '-' and '_', starting with a letter or digit"
 
 RESOLUTION = MODELS + """\
 defaults:
@@ -141,7 +147,7 @@ def test_defaults_and_extends_resolve_in_order(load):
         "targets.yaml:10: targets.a: must be a mapping; got null"], id="parent-not-a-mapping"),
 ])
 def test_extends_problems(issues, targets, expected):
-    assert issues(MODELS + "targets:\n" + targets.replace("cpu: host", "cpu: host, "
+    assert issues(MODELS + "targets:\n" + targets.replace("cpu: host", "cpu: host, npu: null, "
                                                           "models: [add]")) == expected
 
 
@@ -173,7 +179,7 @@ targets:
 
 def test_field_error_in_defaults_is_reported_once(issues):
     text = MODELS + "defaults:\n  build_type: Fast\n  models: [add]\n" \
-        "targets:\n  a: {cpu: host}\n  b: {cpu: host}\n"
+        "targets:\n  a: {cpu: host, npu: null}\n  b: {cpu: host, npu: null}\n"
     assert issues(text) == [("targets.yaml:10: defaults.build_type: must be one of Release, "
                             "Debug, RelWithDebInfo, MinSizeRel; got 'Fast'")]
 
@@ -186,7 +192,8 @@ def test_missing_field_of_an_inherited_mapping_names_the_target(issues):
 
 
 def test_extends_in_defaults_is_refused(issues):
-    text = MODELS + "defaults:\n  extends: a\ntargets:\n  a: {cpu: host, models: [add]}\n"
+    text = MODELS + "defaults:\n  extends: a\ntargets:\n" \
+        "  a: {cpu: host, npu: null, models: [add]}\n"
     assert issues(text) == [
         ("targets.yaml:10: defaults.extends: must be written in a target, not in defaults "
         "(defaults apply to every target); got 'a'")]
@@ -197,30 +204,31 @@ def test_extends_in_defaults_is_refused(issues):
                       "got an empty file")], id="empty"),
     pytest.param("- a\n", [("targets.yaml:1: must be a mapping with keys models and targets; "
                            "got ['a']")], id="list"),
-    pytest.param("targets:\n  t: {cpu: host, models: [add]}\n", [
+    pytest.param("targets:\n  t: {cpu: host, npu: null, models: [add]}\n", [
         "targets.yaml:1: models: must be set; got nothing",
         "targets.yaml:2: targets.t.models[0]: unknown model 'add'; no model is defined"],
         id="no-models"),
-    pytest.param(MODELS + "target:\n  t: {cpu: host}\n", [
+    pytest.param(MODELS + "target:\n  t: {cpu: host, npu: null}\n", [
         "targets.yaml:1: targets: must be set; got nothing",
         "targets.yaml:9: target: unknown field; did you mean 'targets'?"], id="misspelt-top"),
     pytest.param(MODELS + "targets: [a]\n", [
         "targets.yaml:9: targets: must be a mapping of target names to targets; got ['a']"],
         id="targets-list"),
-    pytest.param(MODELS + "defaults: [cpu]\ntargets:\n  t: {cpu: host, models: [add]}\n", [
+    pytest.param(MODELS + "defaults: [cpu]\ntargets:\n"
+                 "  t: {cpu: host, npu: null, models: [add]}\n", [
         "targets.yaml:9: defaults: must be a mapping of target fields; got ['cpu']"],
         id="defaults-list"),
     pytest.param(MODELS + "targets:\n", [
         "targets.yaml:9: targets: must be a mapping of target names to targets; got null"],
         id="targets-null"),
-    pytest.param(MODELS + "targets:\n  u85 linux: {cpu: host, models: [add]}\n", [
+    pytest.param(MODELS + "targets:\n  u85 linux: {cpu: host, npu: null, models: [add]}\n", [
         ("targets.yaml:10: targets.u85 linux: must be a name of letters, digits, '-' and '_', "
         "starting with a letter or digit; got 'u85 linux'")], id="bad-target-name"),
-    pytest.param(MODELS + "targets:\n  t: {cpu: host, models: [ad, add, add]}\n", [
+    pytest.param(MODELS + "targets:\n  t: {cpu: host, npu: null, models: [ad, add, add]}\n", [
         "targets.yaml:10: targets.t.models[0]: unknown model 'ad'; did you mean 'add'?",
         "targets.yaml:10: targets.t.models[2]: must name each model once; got 'add' again"],
         id="model-names"),
-    pytest.param(MODELS + "targets:\n  t: {cpu: host, models: []}\n", [
+    pytest.param(MODELS + "targets:\n  t: {cpu: host, npu: null, models: []}\n", [
         "targets.yaml:10: targets.t.models: must have at least 1 item; got []"],
         id="no-models-in-target"),
 ])
@@ -229,7 +237,7 @@ def test_file_level_problems(issues, text, expected):
 
 
 def test_empty_defaults_is_fine(load):
-    text = MODELS + "defaults:\ntargets:\n  t: {cpu: host, models: [add]}\n"
+    text = MODELS + "defaults:\ntargets:\n  t: {cpu: host, npu: null, models: [add]}\n"
     assert list(load(text).targets) == ["t"]
 
 
@@ -250,6 +258,7 @@ targets:
     cpu: cortex-m4
     isa: mve
     models: [addd]
+    npu: null
 """
     assert issues(text) == [
         ("targets.yaml:3: models.add.source: must name an existing file; got "
@@ -274,7 +283,8 @@ def test_yaml_syntax_error_is_a_file_line_issue(issues):
 
 
 def test_duplicate_key_is_an_issue(issues):
-    text = MODELS + "targets:\n  t:\n    cpu: host\n    cpu: cortex-m55\n    models: [add]\n"
+    text = MODELS + "targets:\n  t:\n    cpu: host\n    cpu: cortex-m55\n    models: [add]\n" \
+        "    npu: null\n"
     assert issues(text) == [("targets.yaml:12: targets.t.cpu: duplicate key; first written at "
                             "line 11")]
 
@@ -314,3 +324,107 @@ def test_dumped_config_validates_again():
         dumped = model.model_dump(mode="json")
         assert dumped["source"] == f"{model.source_path}:{model.source_attr}"
         assert type(model).model_validate(dumped) == model
+
+
+NPU_HINT = ("must be set (an npu block, or null for no NPU: the TOSA graph is then verified "
+            "on the host); got nothing")
+
+
+def test_npu_is_required(issues):
+    text = MODELS + "targets:\n  t: {cpu: host, models: [add]}\n"
+    assert issues(text) == [f"targets.yaml:10: targets.t.npu: {NPU_HINT}"]
+
+
+@pytest.mark.parametrize("targets", [
+    pytest.param("  t: {cpu: host, npu: null, models: [add]}\n", id="null-in-the-target"),
+    pytest.param("  base: {cpu: host, npu: null, models: [add]}\n  t: {extends: base}\n",
+                 id="from-an-extends-base"),
+    pytest.param("  t: {cpu: host, models: [add]}\ndefaults: {npu: null}\n", id="from-defaults"),
+])
+def test_npu_may_be_null_and_inherited(load, targets):
+    assert load(MODELS + "targets:\n" + targets).targets["t"].npu is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param(MODELS + 'targets:\n  "t\\n": {cpu: host, npu: null, models: [add]}\n', [
+        (f"targets.yaml:10: targets.'t\\n': must be {NAME_RULE}; got 't\\n'")],
+        id="target-name"),
+    pytest.param(MODELS.replace("  add:", '  "add\\n":') + 'targets:\n  t: {cpu: host, '
+                 'npu: null, models: ["add\\n"]}\n', [
+        f"targets.yaml:2: models.'add\\n': must be {NAME_RULE}; got 'add\\n'"], id="model-name"),
+])
+def test_names_ending_in_a_newline_are_refused(issues, text, expected):
+    # `$` matches before a final newline: "t\n" once made a folder build/t<newline>/.
+    assert issues(text) == expected
+
+
+def test_keys_with_control_characters_are_escaped(issues):
+    text = MODELS + 'targets:\n  t: {cpu: host, npu: null, models: [add], "np\\nu\\x1b": 1}\n'
+    assert issues(text) == [
+        "targets.yaml:10: targets.t.'np\\nu\\x1b': unknown field; did you mean 'npu'?"]
+
+
+def test_bytes_that_are_not_utf8_are_reported_by_line_and_column(project):
+    text = (MODELS + "targets:\n  t: {cpu: host, npu: null, models: [add]}\n").encode()
+    at = text.index(b"cpu")
+    (project / "targets.yaml").write_bytes(text[:at] + "é".encode() + b"\xff" + text[at:])
+    with pytest.raises(ConfigError) as caught:
+        load_config(Path("targets.yaml"))
+    assert caught.value.issues == [
+        "targets.yaml:10: must be UTF-8 text; got byte 0xff at column 8 (invalid start byte)"]
+
+
+def test_a_huge_file_is_refused_unread(project):
+    (project / "targets.yaml").write_text("# " + "x" * MAX_FILE_BYTES + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(Path("targets.yaml"))
+    assert caught.value.issues == [
+        f"targets.yaml: must be at most {MAX_FILE_BYTES} bytes; got more"]
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("a" * 300 + ".yaml", "File name too long: a name in it has 305 bytes, over the system's 255"),
+    ("d/" * 2100 + "t.yaml", "File name too long: it has "),
+], ids=["name-over-255-bytes", "path-over-4096-bytes"])
+def test_a_targets_path_the_system_refuses(project, name, reason):
+    with pytest.raises(ConfigError) as caught:
+        load_config(Path(name))
+    assert caught.value.issues[0].startswith(f"{name}: must be a readable file; got {reason}")
+
+
+def test_a_long_extends_chain_is_reported_once_and_fast(issues):
+    count = 2000
+    chain = "".join(f"  t{i}: {{extends: t{i + 1}}}\n" for i in range(count))
+    text = MODELS + "targets:\n" + chain + f"  t{count}: {{cpu: host, npu: null, models: [add]}}\n"
+    start = time.perf_counter()
+    found = issues(text)
+    assert time.perf_counter() - start < 2.0
+    assert found == [f"targets.yaml:10: targets.t0.extends: must lead through at most "
+                     f"{MAX_EXTENDS} targets (an extends chain); got t0 -> t1 -> t2 -> … -> "
+                     "t31 -> t32 -> …"]
+
+
+def test_a_chain_at_the_cap_resolves(load):
+    chain = "".join(f"  t{i}: {{extends: t{i + 1}}}\n" for i in range(MAX_EXTENDS - 1))
+    text = MODELS + "targets:\n" + chain + (f"  t{MAX_EXTENDS - 1}: {{cpu: host, npu: null, "
+                                            "models: [add]}\n")
+    assert load(text).targets["t0"].cpu == "host"
+
+
+def test_a_long_cycle_is_still_reported(issues):
+    cycle = "".join(f"  t{i}: {{extends: t{(i + 1) % 100}}}\n" for i in range(100))
+    assert issues(MODELS + "targets:\n" + cycle) == [
+        f"targets.yaml:10: targets.t0.extends: must lead through at most {MAX_EXTENDS} targets "
+        "(an extends chain); got t0 -> t1 -> t2 -> … -> t31 -> t32 -> …"]
+
+
+def test_defaults_times_targets_is_bounded(issues):
+    models = "models:\n" + "".join(f"  m{i}: {{source: models/add.py:AddModel, inputs: "
+                                    "[{shape: [1]}]}\n" for i in range(400))
+    names = ", ".join(f"m{i}" for i in range(400))
+    targets = "".join(f"  t{i}: {{}}\n" for i in range(300))
+    text = models + f"defaults: {{cpu: host, npu: null, models: [{names}]}}\ntargets:\n" + targets
+    # 404 values a target (itself, cpu, npu, the list and its 400 names): t247 is one too many.
+    assert issues(text) == [
+        (f"targets.yaml:651: targets.t247: targets must resolve to at most {MAX_RESOLVED_VALUES} "
+         "values in all (defaults: and extends: are copied into each); got 100192 with this one")]

@@ -16,7 +16,7 @@ from pipeline.config import Calibration, InputSpec, SourceRef
 def model_yaml():
     def _model_yaml(body: str) -> str:
         return ("models:\n  m:\n" + textwrap.indent(textwrap.dedent(body), "    ")
-                + "targets:\n  t: {cpu: host, models: [m]}\n")
+                + "targets:\n  t: {cpu: host, npu: null, models: [m]}\n")
     return _model_yaml
 
 
@@ -147,7 +147,8 @@ def test_invalid_model(issues, model_yaml, body, expected):
 
 
 def test_model_must_be_a_mapping(issues):
-    assert issues("models:\n  m: models/add.py:AddModel\ntargets:\n  t: {cpu: host, models: [m]}\n"
+    assert issues("models:\n  m: models/add.py:AddModel\ntargets:\n"
+                  "  t: {cpu: host, npu: null, models: [m]}\n"
                   ) == ["targets.yaml:2: models.m: must be a mapping; got 'models/add.py:AddModel'"]
 
 
@@ -162,3 +163,51 @@ def test_missing_files_name_the_resolved_path(issues, model_yaml, project):
         (f"targets.yaml:5: models.m.calibration.folder: must be an existing folder; got 'data' "
         f"({project / 'data'} is not one)"),
     ]
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    pytest.param(ADD + "inputs: [{shape: [1], range: [.nan, 1]}]\n", [
+        "targets.yaml:4: models.m.inputs[0].range[0]: must be a finite number; got .nan"],
+        id="nan"),
+    pytest.param(ADD + "inputs: [{shape: [1], range: [-.inf, .inf]}]\n", [
+        "targets.yaml:4: models.m.inputs[0].range[0]: must be a finite number; got -.inf",
+        "targets.yaml:4: models.m.inputs[0].range[1]: must be a finite number; got .inf"],
+        id="inf"),
+    pytest.param(ADD + "inputs: [{shape: [1], range: [0, 1.0e+999]}]\n", [
+        "targets.yaml:4: models.m.inputs[0].range[1]: must be a finite number; got .inf"],
+        id="overflow-to-inf"),
+])
+def test_floats_must_be_finite(issues, model_yaml, body, expected):
+    assert issues(model_yaml(body)) == expected
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    pytest.param('source: "models/add.py:AddModel\\n"\ninputs: [{shape: [1]}]\n', [
+        ("targets.yaml:3: models.m.source: must be <file>.py:<name>, e.g. models/add.py:AddModel; "
+         "got 'models/add.py:AddModel\\n'")], id="source"),
+    pytest.param(ADD + 'inputs: [{shape: [1], dtype: "int8\\n"}]\n', [
+        ("targets.yaml:4: models.m.inputs[0].dtype: must be one of float32, int8, int16, int32, "
+         "int64, bool; got 'int8\\n'")], id="dtype"),
+])
+def test_values_ending_in_a_newline_are_refused(issues, model_yaml, body, expected):
+    assert issues(model_yaml(body)) == expected
+
+
+@pytest.mark.parametrize(("body", "line", "field", "value", "reason"), [
+    pytest.param(f"source: models/{'a' * 300}.py:Net\ninputs: [{{shape: [1]}}]\n", 3, "source",
+                 f"models/{'a' * 300}.py:Net", "a name in it has 303 bytes", id="source"),
+    pytest.param(ADD + f"inputs: [{{shape: [1]}}]\ncalibration: {{folder: {'c' * 256}}}\n", 5,
+                 "calibration.folder", "c" * 256, "a name in it has 256 bytes", id="calibration"),
+    pytest.param(ADD + f"inputs: {'d/' * 2100}x.py:make\n", 4, "inputs",
+                 f"{'d/' * 2100}x.py:make", "it has ", id="path-over-4096-bytes"),
+    pytest.param(ADD + 'inputs: [{shape: [1]}]\ncalibration: {folder: "c\\0d"}\n', 5,
+                 "calibration.folder", "c\0d", "embedded null byte", id="nul-byte"),
+])
+def test_paths_the_system_refuses_are_issues(issues, model_yaml, body, line, field, value,
+                                             reason):
+    found = issues(model_yaml(body))  # was OSError: [Errno 36] File name too long
+    assert len(found) == 1
+    head = f"targets.yaml:{line}: models.m.{field}: must be a path the system can look up; got "
+    assert found[0].startswith(head + repr(value)[:50])
+    assert reason in found[0] and "\n" not in found[0] and "\0" not in found[0]
+    assert len(found[0]) < 400, "long values are cut"

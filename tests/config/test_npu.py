@@ -17,6 +17,7 @@ from pipeline.config.vela_ini import default_vela_ini
 VELA_INI = default_vela_ini()
 ALL_MODES = ("Sram_Only, Shared_Sram, Dedicated_Sram, Dedicated_Sram_256KB, Dedicated_Sram_384KB, "
              "Dedicated_Sram_512KB")
+ALIGNMENT = "must be a power of two from 16 to 1073741824 (2**30, the most Vela takes);"
 
 
 @pytest.fixture
@@ -37,6 +38,13 @@ def test_defaults_per_family(load, npu_yaml, config, system, mode):
     assert (npu.optimise, npu.tensor_allocator, npu.cpu_tensor_alignment) == (
         "Performance", "HillClimb", 16)
     assert npu.arena_cache_size is None
+
+
+@pytest.mark.parametrize("alignment", [16, 1024, 2**30])
+def test_cpu_tensor_alignment_within_velas_range(load, npu_yaml, alignment):
+    text = npu_yaml(f"config: ethos-u85-256\ncpu_tensor_alignment: {alignment}")
+    npu = load(text).targets["t"].npu
+    assert npu.vela_args()[npu.vela_args().index("--cpu-tensor-alignment") + 1] == str(alignment)
 
 
 def test_family_and_macs():
@@ -113,11 +121,18 @@ INVALID = [
         "ethos-u85-256 with Ethos_U85_SYS_DRAM_Mid; got 'Shared' (no [Memory_Mode.Shared] in "
         "vela.ini)")], id="memory-mode-not-in-ini"),
     pytest.param("config: ethos-u85-256\ncpu_tensor_alignment: 8", [
-        ("targets.yaml:12: targets.t.npu.cpu_tensor_alignment: must be a power of two >= 16; "
-        "got 8")], id="alignment-small"),
+        f"targets.yaml:12: targets.t.npu.cpu_tensor_alignment: {ALIGNMENT} got 8"],
+        id="alignment-small"),
     pytest.param("config: ethos-u85-256\ncpu_tensor_alignment: 48", [
-        ("targets.yaml:12: targets.t.npu.cpu_tensor_alignment: must be a power of two >= 16; "
-        "got 48")], id="alignment-not-power-of-two"),
+        f"targets.yaml:12: targets.t.npu.cpu_tensor_alignment: {ALIGNMENT} got 48"],
+        id="alignment-not-power-of-two"),
+    # Vela's C++ core reads the value as a signed 32-bit int: 2**31 wraps to 0 and fails there.
+    pytest.param("config: ethos-u85-256\ncpu_tensor_alignment: 2147483648", [
+        f"targets.yaml:12: targets.t.npu.cpu_tensor_alignment: {ALIGNMENT} got 2147483648"],
+        id="alignment-past-vela-int32"),
+    pytest.param("config: ethos-u85-256\ncpu_tensor_alignment: 4611686018427387904", [
+        f"targets.yaml:12: targets.t.npu.cpu_tensor_alignment: {ALIGNMENT} "
+        "got 4611686018427387904"], id="alignment-2-to-62"),
     pytest.param("config: ethos-u55-128\narena_cache_size: 8589934592", [
         ("targets.yaml:12: targets.t.npu.arena_cache_size: must be <= 4294967296 for "
         "ethos-u55-128; got 8589934592")], id="arena-over-32-bit"),
@@ -207,3 +222,11 @@ def test_vela_not_installed(issues, npu_yaml, monkeypatch):
     assert issues(npu_yaml("config: ethos-u85-256")) == [
         ("targets.yaml:10: targets.t.npu.config_file: must be given: ethos-u-vela is not "
         "installed, so there is no default vela.ini; got nothing")]
+
+
+def test_config_file_path_the_system_refuses(issues, npu_yaml):
+    found = issues(npu_yaml(f"config: ethos-u55-128\nconfig_file: {'v' * 300}.ini"))
+    assert found == [
+        (f"targets.yaml:12: targets.t.npu.config_file: must be a path the system can look up; "
+         f"got '{'v' * 99}… (306 characters) (File name too long: a name in it has 304 bytes, "
+         "over the system's 255)")]

@@ -5,6 +5,8 @@ Target bodies are written at line 9 of the file (see conftest.HEADER).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pipeline.config import TargetConfig
@@ -65,10 +67,40 @@ def test_driver_payload_follows_the_cpu(load, target_yaml, cpu, npu, cop, separa
     assert (target.npu.cop_format, target.npu.separate_io_regions) == (cop, separate)
 
 
+def _core_driver(folder: Path) -> None:
+    (folder / "include").mkdir(parents=True)
+    (folder / "include" / "ethosu_driver.h").write_text("")
+    (folder / "CMakeLists.txt").write_text("")
+
+
 def test_ethosu_sdk_is_resolved_against_the_yaml_folder(load, target_yaml, project):
-    (project / "sdk").mkdir()
+    _core_driver(project / "sdk")
     target = load(target_yaml("cpu: cortex-m55\nethosu_sdk: sdk")).targets["t"]
     assert target.ethosu_sdk == project / "sdk"
+
+
+@pytest.mark.parametrize("layout", [".", "core_driver", "core_software/core_driver",
+                                    "ethos-u-core-driver"])
+def test_ethosu_sdk_layouts_the_firmware_build_accepts(load, target_yaml, project, layout):
+    _core_driver(project / "sdk" / layout)
+    assert load(target_yaml("cpu: cortex-m55\nethosu_sdk: sdk")).targets["t"].ethosu_sdk
+
+
+def test_the_test_suites_fake_sdk_is_an_sdk(load, target_yaml):
+    fake = Path(__file__).parents[1] / "runtime" / "cortex_m" / "fake_sdk"
+    target = load(target_yaml(f"cpu: cortex-m55\nethosu_sdk: {fake}")).targets["t"]
+    assert target.ethosu_sdk == fake
+
+
+@pytest.mark.parametrize("sdk", ["sdk", "/usr"])
+def test_ethosu_sdk_without_a_core_driver_is_refused(issues, target_yaml, project, sdk):
+    (project / "sdk" / "core_driver" / "include").mkdir(parents=True)  # no ethosu_driver.h
+    (project / "sdk" / "core_driver" / "CMakeLists.txt").write_text("")
+    assert issues(target_yaml(f"cpu: cortex-m55\nethosu_sdk: {sdk}")) == [
+        (f"targets.yaml:10: targets.t.ethosu_sdk: must be an Ethos-U SDK or core driver "
+         f"checkout, with include/ethosu_driver.h and CMakeLists.txt in it or in one of "
+         f"core_driver/, core_software/core_driver/, ethos-u-core-driver/; got '{sdk}' (none of "
+         f"them has both)")]
 
 
 def test_cpu_flags_method(load, target_yaml):
@@ -195,7 +227,21 @@ def test_missing_sdk_folder_names_the_absolute_path(issues, target_yaml, project
 
 
 def test_target_config_can_be_built_in_python():
-    target = TargetConfig(cpu="cortex-m85", models=["add"])
+    target = TargetConfig(cpu="cortex-m85", npu=None, models=["add"])
     assert (target.isa, target.platform, target.quantization) == ("mve", "baremetal", "int8")
     with pytest.raises(ValueError, match="must be dsp for cortex-m4"):
-        TargetConfig(cpu="cortex-m4", isa="scalar", models=["add"])
+        TargetConfig(cpu="cortex-m4", isa="scalar", npu=None, models=["add"])
+
+
+def test_tosa_spec_ending_in_a_newline_is_refused(issues, target_yaml):
+    assert issues(target_yaml('cpu: host\ntosa: "TOSA-1.0+INT\\n"')) == [
+        ("targets.yaml:10: targets.t.tosa: must be TOSA-<version>+<INT|FP>[+<extension>...], "
+         "e.g. TOSA-1.0+INT+int16; got 'TOSA-1.0+INT\\n'")]
+
+
+def test_ethosu_sdk_path_the_system_refuses(issues, target_yaml):
+    found = issues(target_yaml(f"cpu: cortex-m55\nethosu_sdk: {'s' * 300}"))
+    assert found == [
+        (f"targets.yaml:10: targets.t.ethosu_sdk: must be a path the system can look up; got "
+         f"'{'s' * 99}… (302 characters) (File name too long: a name in it has 300 bytes, over "
+         "the system's 255)")]

@@ -148,8 +148,9 @@ def test_runtime_depends_on_sources_not_on_models_or_npu_options(plan):
 
 def test_firmware_only_with_an_sdk(tmp_path):
     sdk = tmp_path / "sdk"
-    (sdk / "core_driver").mkdir(parents=True)
+    (sdk / "core_driver" / "include").mkdir(parents=True)
     (sdk / "core_driver" / "CMakeLists.txt").write_text("# driver\n")
+    (sdk / "core_driver" / "include" / "ethosu_driver.h").write_text("")
     path = tmp_path / "targets.yaml"
     path.write_text(YAML.format(root=ROOT).replace(
         "build_type: Debug", f"build_type: Debug, ethosu_sdk: {sdk}"))
