@@ -398,7 +398,8 @@ def test_a_long_extends_chain_is_reported_once_and_fast(issues):
     text = MODELS + "targets:\n" + chain + f"  t{count}: {{cpu: host, npu: null, models: [add]}}\n"
     start = time.perf_counter()
     found = issues(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 30.0  # a hang guard, not a speed target (a loaded CI
+    # machine may be slow); resolving it recursively used to end in RecursionError or minutes
     assert found == [f"targets.yaml:10: targets.t0.extends: must lead through at most "
                      f"{MAX_EXTENDS} targets (an extends chain); got t0 -> t1 -> t2 -> … -> "
                      "t31 -> t32 -> …"]

@@ -679,7 +679,9 @@ def test_e2e_endless_loop_at_import_hits_the_time_limit(tmp_path, flags):
 def test_e2e_ctrl_c_prints_one_line(tmp_path):
     project = _project(tmp_path, {"m": "source: models/net.py:TinyNet\n"
                                        "inputs: [{shape: [1, 3, 8, 8]}]\n"},
-                       {"models/net.py": "import time\ntime.sleep(300)\n" + NET})
+                       {"models/net.py": "import pathlib, time\n"
+                                         f"pathlib.Path({str(tmp_path / 'asleep')!r}).touch()\n"
+                                         "time.sleep(300)\n" + NET})
     argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
             f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
     # A session of its own, so the Ctrl-C (SIGINT to the foreground group) reaches only it.
@@ -690,7 +692,11 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().startswith(".  export:m")
-        time.sleep(1)
+        # Ctrl-C once the model file runs (a loaded machine may take seconds to get there).
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "asleep").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
