@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Side by side: ExecuTorch 1.5.1's Arm Ethos-U AOT flow and ours, on the shipped models.
+"""Side by side: ExecuTorch 1.5.1's Arm Ethos-U AOT flow and ours, on a targets file's models.
 
-Usage: .venv-executorch/bin/python benchmarks/bench_vs_executorch.py [--models cnn,ds_cnn]
-       [--npus ethos-u55-128,ethos-u85-256] [--repeat N] [--keep DIR] [--json FILE]
-       [--end-to-end]
+Usage: .venv-executorch/bin/python benchmarks/bench_vs_executorch.py [--targets targets.yaml]
+       [--models cnn,ds_cnn] [--npus ethos-u55-128,ethos-u85-256] [--repeat N] [--keep DIR]
+       [--json FILE] [--end-to-end] [--observers minmax,histogram,mse] [--sqnr-inputs N]
+       [--sqnr-only]
+
+The models are those of ``--targets`` (default: this project's targets.yaml), every one under
+``models:`` or the ``--models`` named: their source, inputs (specs or factory), calibration
+samples and observer, as the build would use them. A model whose own code fails is skipped
+with a note.
 
 Needs an environment holding both flows: `benchmarks/setup_executorch.sh` makes
 `.venv-executorch` (torch, torchao, tosa-tools and ethos-u-vela at this project's pins, plus
@@ -20,7 +26,7 @@ run once on a tiny conv model so lazy imports and first-call set-up are paid by 
 (the machine has 2 cores: anything else running skews a single run).
 
 - ours: the stage functions, cold (no store): export, quantize (with the calibration observer
-  targets.yaml gives the model), lower, verify once per model,
+  the targets file gives the model, the default if none), lower, verify once per model,
   then vela + package per NPU. AOT time of a row = shared stages + that NPU's vela + package.
 - theirs: per NPU (its quantizer depends on the compile spec): torch.export, EthosUQuantizer +
   prepare_pt2e / calibrate / convert_pt2e, torch.export, to_edge_transform_and_lower with
@@ -41,6 +47,12 @@ SQNR vs the float model over the 4 test inputs (the minimum over outputs):
   with the dequantize node after it; only when one delegate holds the whole graph),
 - `torch` columns: the quantized (q/dq) ExportedProgram run by torch (ours: verify's
   `sqnr_db_torch_quantized_vs_float`; theirs: the converted PT2E program re-exported).
+
+SQNR of the quantized (q/dq) graphs run by torch over more inputs (`--sqnr-inputs`, default
+64: the 4 test inputs and more drawn the same way), where one rounding flip in a few logits
+no longer moves the figure by a decibel: ours with the model's observer and, with
+`--observers`, with each observer named; theirs. `--sqnr-only` measures only these (no
+lowering, no Vela, on either side): a quick quantization comparison.
 
 `--end-to-end` adds one more comparison: a `doit verify package` cold build of every selected
 model for both NPUs with a fresh store (a subprocess: interpreter start, imports, doit, store)
@@ -65,26 +77,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS_DIR = ROOT / "models"
 ET_VENV = ROOT / ".venv-executorch"
 EXECUTORCH_VERSION = "1.5.1"
-
-# The shipped models: name, file under models/, the class (built with no arguments). The
-# inputs are the class's `example_shapes`, drawn uniform in [-1, 1) like targets.yaml's defaults.
-MODEL_TABLE = """
-add                models/add.py                AddModel
-cnn                models/cnn.py                SmallCNN
-ds_cnn             models/ds_cnn.py             DSCNN
-resnet8            models/resnet8.py            ResNet8
-mobilenet_v1       models/mobilenet_v1.py       MobileNetV1
-autoencoder        models/autoencoder.py        AutoEncoder
-mobilenet_v2       models/mobilenet_v2.py       MobileNetV2
-transformer_block  models/transformer_block.py  TransformerBlock
-"""
+DEFAULT_TARGETS = ROOT / "targets.yaml"
 NPUS = ("ethos-u55-128", "ethos-u85-256")
-CALIBRATION_SAMPLES = 16
-CALIBRATION_SEED = 1
-INPUT_SEED = 0
+SQNR_INPUTS = 64
+_SQNR_SEED_OFFSET = 5000  # the extra SQNR inputs: seeds the export stage never draws
 
 # Goals this benchmark reports against.
 GOAL_CYCLES_RATIO = 1.00  # our NPU cycles <= 1.00x theirs on every row
@@ -108,30 +106,46 @@ class Tiny(torch.nn.Module):
 
 @dataclass(frozen=True)
 class ModelEntry:
+    """One model of a targets file, as the build's export and quantize stages see it."""
+
     name: str
     path: Path
     attr: str
+    inputs: tuple = ()  # input spec dicts (shape, dtype, range), or () with a factory
+    factory: tuple | None = None  # (file, function) making one input tuple
+    seed: int = 0
+    calibration: dict = field(default_factory=lambda: {"samples": 16, "seed": 1})
+    observer: str = "mse"  # the calibration observer the build would use
+
+    def export_options(self) -> dict:
+        """Keyword options of our export stage for this model."""
+        folder = self.calibration.get("folder")
+        return {"inputs": [dict(s) for s in self.inputs] or None,
+                "input_factory": self.factory, "seed": self.seed,
+                "calibration_samples": self.calibration.get("samples") or 16,
+                "calibration_seed": self.calibration.get("seed") or 1,
+                "calibration_folder": Path(folder) if folder else None}
 
 
-def model_table(text: str = MODEL_TABLE) -> list[ModelEntry]:
-    """Parse the model table: one `name  models/file.py  Class` a line.
+def model_entries(targets: Path) -> list[ModelEntry]:
+    """Every model under ``models:`` of a targets file, in file order.
 
     Raises:
-        ValueError: a line without exactly three fields, a path outside models/ or not a .py
-            file, or a name given twice.
+        ConfigError: the file is not a valid targets file (every problem listed).
     """
-    entries, seen = [], set()
-    for number, line in enumerate(text.strip().splitlines(), 1):
-        fields = line.split()
-        if len(fields) != 3:
-            raise ValueError(f"model table line {number} must be `name path Class`; got {line!r}")
-        name, rel, attr = fields
-        if not rel.startswith("models/") or not rel.endswith(".py"):
-            raise ValueError(f"model table line {number}: path must be models/*.py; got {rel}")
-        if name in seen:
-            raise ValueError(f"model table line {number}: {name} is listed twice")
-        seen.add(name)
-        entries.append(ModelEntry(name, ROOT / rel, attr))
+    from pipeline.config import load_config
+
+    entries = []
+    for name, model in load_config(targets).models.items():
+        factory = model.input_factory
+        calibration = model.calibration
+        entries.append(ModelEntry(
+            name, model.source_path, model.source_attr,
+            tuple(s.model_dump(mode="json") for s in model.input_specs or ()),
+            (factory.path, factory.attr) if factory is not None else None, model.seed,
+            {"samples": calibration.samples, "seed": calibration.seed,
+             "folder": str(calibration.folder) if calibration.folder else None},
+            calibration.observer))
     return entries
 
 
@@ -229,15 +243,54 @@ def _as_tuple(value) -> tuple:
 
 
 def _load_model(entry: ModelEntry):
-    """(nn.Module in eval mode, input specs) for a table entry; raises on any problem."""
+    """The entry's nn.Module in eval mode; raises on any problem."""
     from pipeline.stages.export import load_attr
 
-    factory = load_attr(entry.path, entry.attr, f"{entry.name}/import")
-    model = factory().eval()
-    shapes = getattr(model, "example_shapes", None) or getattr(factory, "example_shapes", None)
-    if not shapes:
-        raise ValueError(f"{entry.path.name}:{entry.attr} must define example_shapes")
-    return model, [{"shape": list(s)} for s in shapes]
+    return load_attr(entry.path, entry.attr, f"{entry.name}/import")().eval()
+
+
+def sqnr_inputs(entry: ModelEntry, tests: list, count: int) -> list:
+    """``count`` input tuples: our export's test inputs, then more drawn the same way from
+    seeds the export never uses."""
+    import torch
+
+    from pipeline.stages.export import load_attr, random_inputs
+
+    seeds = [entry.seed + _SQNR_SEED_OFFSET + i for i in range(max(0, count - len(tests)))]
+    if entry.factory is None:
+        more = [random_inputs(entry.inputs, seed) for seed in seeds]
+    else:
+        make, more = load_attr(*entry.factory, f"{entry.name}/inputs"), []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            more.append(_as_tuple(make()))
+    return list(tests)[:count] + more
+
+
+def varying_share(float_fn, inputs: list) -> float:
+    """The share of the first output's power that changes from input to input. Near 0 the
+    output is a constant, and its SQNR measures how that constant happens to round."""
+    import torch
+
+    with torch.no_grad():
+        out = torch.stack([_as_tuple(float_fn(*s))[0].double() for s in inputs])
+    power = float((out**2).mean())
+    return float(out.var(dim=0, unbiased=False).mean()) / power if power else 0.0
+
+
+def torch_sqnr(float_fn, quantized_fn, inputs: list) -> float:
+    """SQNR (dB) of ``quantized_fn`` against ``float_fn`` over every input, the minimum over
+    outputs."""
+    import numpy as np
+    import torch
+
+    with torch.no_grad():
+        ref = [[r.detach().double().numpy() for r in _as_tuple(float_fn(*s))] for s in inputs]
+        got = [[r.detach().double().numpy() for r in _as_tuple(quantized_fn(*s))]
+               for s in inputs]
+    return min(_sqnr_db(np.concatenate([r[i].reshape(-1) for r in ref]),
+                        np.concatenate([g[i].reshape(-1) for g in got]))
+               for i in range(len(ref[0])))
 
 
 def _vela_args(npu: str) -> list[str]:
@@ -271,31 +324,43 @@ class OursResult:
     verified: bool | None = None
     test_inputs: list = field(default_factory=list)
     calibration: list = field(default_factory=list)
+    sqnr_inputs: list = field(default_factory=list)
+    sqnr_many: dict = field(default_factory=dict)  # observer -> torch SQNR over sqnr_inputs
+    varying: float | None = None  # share of the float output's power that varies by input
 
 
-def shipped_observer(entry: ModelEntry) -> str:
-    """The calibration observer targets.yaml gives this model (``minmax`` if it is not there)."""
-    from pipeline.config import load_config
+def _observer_sqnr(res: OursResult, entry: ModelEntry, out: dict, qdir: Path, observers,
+                   where: str) -> None:
+    """Torch SQNR over the SQNR inputs of the program quantized with the model's observer
+    (already in ``qdir``) and with each of ``observers`` (quantized here, untimed)."""
+    from pipeline.quant.program import load_program
+    from pipeline.stages.quantize import quantize
 
-    for model in load_config(ROOT / "targets.yaml").models.values():
-        if (model.source_path, model.source_attr) == (entry.path.resolve(), entry.attr):
-            return model.calibration.observer
-    return "minmax"
+    float_fn = load_program(out["model"]).module()
+    res.varying = varying_share(float_fn, res.sqnr_inputs)
+    for observer in dict.fromkeys([entry.observer, *observers]):
+        path = qdir / "model.pt2" if observer == entry.observer else qdir / observer / "model.pt2"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            quantize(out["model"], out["calibration"], path, scheme="int8", observer=observer,
+                     where=where)
+        res.sqnr_many[observer] = torch_sqnr(float_fn, load_program(path).module(),
+                                             res.sqnr_inputs)
 
 
-def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResult:
-    """Our stages, cold: export, quantize, lower, verify once; vela + package per NPU."""
+def run_ours(entry: ModelEntry, npus, work: Path, observers=(), sqnr_count: int = SQNR_INPUTS,
+             sqnr_only: bool = False) -> OursResult:
+    """Our stages, cold: export, quantize, lower, verify once; vela + package per NPU (with
+    ``sqnr_only``: export and quantize). Then the torch SQNR of the model's observer and of
+    each of ``observers``."""
     import torch
 
-    from pipeline.config.npu import NPU_VARIANTS, NpuConfig
-    from pipeline.config.tosa_spec import DEFAULT_TOSA
-    from pipeline.errors import UserError, VerificationError
+    from pipeline.config.npu import NpuConfig
+    from pipeline.errors import UserError
     from pipeline.stages.export import export
-    from pipeline.stages.lower import lower
     from pipeline.stages.package import package
     from pipeline.stages.quantize import quantize
     from pipeline.stages.vela import run_vela
-    from pipeline.stages.verify import verify
 
     res = OursResult()
     where = f"bench/{entry.name}"
@@ -312,34 +377,20 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
 
     try:
         with _quiet():
-            out = timed("export", export, entry.path, entry.attr, exp, inputs=specs,
-                        seed=INPUT_SEED, calibration_samples=CALIBRATION_SAMPLES,
-                        calibration_seed=CALIBRATION_SEED, where=where)
+            out = timed("export", export, entry.path, entry.attr, exp,
+                        **entry.export_options(), where=where)
             timed("quantize", quantize, out["model"], out["calibration"], qdir / "model.pt2",
-                  scheme="int8", observer=shipped_observer(entry), where=where)
-            # The shipped default spec, and one graph per NPU family, as `doit build` does.
-            variants = {v: ldir / f"model.{v}.tosa" for v in NPU_VARIANTS}
-            timed("lower", lower, qdir / "model.pt2", ldir / "model.tosa", ldir / "io.json",
-                  spec=str(DEFAULT_TOSA), variants=variants, where=where)
-            report_path = work / "verify.json"
-            try:
-                timed("verify", verify, out["model"], qdir / "model.pt2", ldir / "model.tosa",
-                      ldir / "io.json", out["test_inputs"], report_path, variants=variants,
-                      where=where)
-                res.verified = True
-            except VerificationError as exc:  # the report is written before the raise
-                res.verified, res.errors["verify"] = False, str(exc)
-            report = json.loads(report_path.read_text())
-            tosa = [o.get("sqnr_db_vs_float") for o in report["outputs"]]
-            torch_q = [o.get("sqnr_db_torch_quantized_vs_float") for o in report["outputs"]]
-            res.sqnr_tosa = min(math.inf if v is None else v for v in tosa)
-            res.sqnr_torch = min(math.inf if v is None else v for v in torch_q)
+                  scheme="int8", observer=entry.observer, where=where)
             res.test_inputs = torch.load(out["test_inputs"], weights_only=True)
             res.calibration = torch.load(out["calibration"], weights_only=True)
+            res.sqnr_inputs = sqnr_inputs(entry, res.test_inputs, sqnr_count)
+            if not sqnr_only:
+                variants = _lower_and_verify(res, out, qdir, ldir, work, timed, where)
+            _observer_sqnr(res, entry, out, qdir, observers, where)
     except UserError as exc:
         res.errors["shared"] = str(exc)
         return res
-    for npu in npus:
+    for npu in [] if sqnr_only else npus:
         vdir = work / "vela" / npu
         start = time.perf_counter()
         try:
@@ -352,6 +403,34 @@ def run_ours(entry: ModelEntry, specs: list[dict], npus, work: Path) -> OursResu
             res.errors[npu] = str(exc).strip().splitlines()[0]
         res.per_npu_s[npu] = time.perf_counter() - start
     return res
+
+
+def _lower_and_verify(res: OursResult, out: dict, qdir: Path, ldir: Path, work: Path, timed,
+                      where: str) -> dict:
+    """Lower (the shipped default spec, and one graph per NPU family, as `doit build` does)
+    and verify; the verify report's SQNR into ``res``. Returns the NPU variants' TOSA paths."""
+    from pipeline.config.npu import NPU_VARIANTS
+    from pipeline.config.tosa_spec import DEFAULT_TOSA
+    from pipeline.errors import VerificationError
+    from pipeline.stages.lower import lower
+    from pipeline.stages.verify import verify
+
+    variants = {v: ldir / f"model.{v}.tosa" for v in NPU_VARIANTS}
+    timed("lower", lower, qdir / "model.pt2", ldir / "model.tosa", ldir / "io.json",
+          spec=str(DEFAULT_TOSA), variants=variants, where=where)
+    report_path = work / "verify.json"
+    try:
+        timed("verify", verify, out["model"], qdir / "model.pt2", ldir / "model.tosa",
+              ldir / "io.json", out["test_inputs"], report_path, variants=variants, where=where)
+        res.verified = True
+    except VerificationError as exc:  # the report is written before the raise
+        res.verified, res.errors["verify"] = False, str(exc)
+    report = json.loads(report_path.read_text())
+    tosa = [o.get("sqnr_db_vs_float") for o in report["outputs"]]
+    torch_q = [o.get("sqnr_db_torch_quantized_vs_float") for o in report["outputs"]]
+    res.sqnr_tosa = min(math.inf if v is None else v for v in tosa)
+    res.sqnr_torch = min(math.inf if v is None else v for v in torch_q)
+    return variants
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,6 +447,7 @@ class TheirsResult:
     sqnr_torch: float | None = None
     pte_bytes: int = 0
     error: str | None = None
+    sqnr_many: float | None = None  # torch SQNR over the SQNR inputs
 
 
 class _VelaTap:
@@ -514,8 +594,10 @@ def _their_tosa_sqnr(tosa: Path, in_q, out_dq, float_fn, samples) -> float | Non
 
 
 def run_theirs(model, npu: str, example: tuple, calibration: list, tests: list,
-               work: Path, *, with_sqnr: bool = True) -> TheirsResult:
-    """ExecuTorch's Ethos-U AOT flow for one NPU; timed from torch.export to the .pte."""
+               work: Path, *, with_sqnr: bool = True, sqnr_inputs: list | None = None,
+               sqnr_only: bool = False) -> TheirsResult:
+    """ExecuTorch's Ethos-U AOT flow for one NPU; timed from torch.export to the .pte.
+    With ``sqnr_only``: their quantizer only, and the torch SQNR over ``sqnr_inputs``."""
     import torch
     from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
     from executorch.backends.arm.quantizer import (
@@ -538,6 +620,10 @@ def run_theirs(model, npu: str, example: tuple, calibration: list, tests: list,
             for sample in calibration:
                 prepared(*sample)
             converted = convert_pt2e(prepared)
+            if sqnr_only:
+                res.seconds = time.perf_counter() - start
+                res.sqnr_many = torch_sqnr(model, converted, sqnr_inputs or tests)
+                return res
             quantized = torch.export.export(converted, example)
             edge = to_edge_transform_and_lower(quantized, partitioner=[EthosUPartitioner(spec)])
             paused = time.perf_counter()  # read the partition before to_executorch plans memory
@@ -554,16 +640,11 @@ def run_theirs(model, npu: str, example: tuple, calibration: list, tests: list,
     res.figures = _sum_figures(tap.calls)
     if not with_sqnr:
         return res
-    with _quiet(), torch.no_grad():
+    with _quiet():
         qfn = quantized.module()
-        got = [[r.detach().double().numpy() for r in _as_tuple(qfn(*s))] for s in tests]
-        ref = [[r.detach().double().numpy() for r in _as_tuple(model(*s))] for s in tests]
-    import numpy as np
-
-    res.sqnr_torch = min(
-        _sqnr_db(np.concatenate([r[i].reshape(-1) for r in ref]),
-                 np.concatenate([g[i].reshape(-1) for g in got]))
-        for i in range(len(ref[0])))
+        res.sqnr_torch = torch_sqnr(model, qfn, tests)
+        if sqnr_inputs:
+            res.sqnr_many = torch_sqnr(model, qfn, sqnr_inputs)
     if len(tap.tosa_files) == 1:
         try:
             with _quiet():
@@ -581,9 +662,9 @@ def _warm_up(scratch: Path, npus) -> None:
     """Run both flows once on a tiny conv model: imports and first-call costs, untimed."""
     source = scratch / "warmup_model.py"
     source.write_text(_WARMUP_SOURCE)
-    entry = ModelEntry("warmup", source, "Tiny")
-    model, specs = _load_model(entry)
-    ours = run_ours(entry, specs, npus[:1], scratch / "warmup" / "ours")
+    entry = ModelEntry("warmup", source, "Tiny", ({"shape": [1, 3, 8, 8]},))
+    model = _load_model(entry)
+    ours = run_ours(entry, npus[:1], scratch / "warmup" / "ours", sqnr_count=1)
     if ours.errors:
         print(f"  note: warm-up of our flow: {ours.errors}")
     theirs = run_theirs(model, npus[0], ours.test_inputs[0], ours.calibration[:2],
@@ -608,14 +689,11 @@ def _share(figures: dict, extra_cpu: int = 0) -> float | None:
     return npu / total if total else None
 
 
-def _their_inputs(ours: OursResult, specs: list[dict]) -> tuple[tuple, list, list]:
+def _their_inputs(ours: OursResult, entry: ModelEntry) -> tuple[tuple, list, list]:
     """(example, calibration, test inputs) our export drew; drawn its way if it failed."""
     if ours.test_inputs:
         return ours.test_inputs[0], ours.calibration, ours.test_inputs
-    from pipeline.stages.export import random_inputs
-
-    example = random_inputs(specs, INPUT_SEED)
-    calibration = [random_inputs(specs, CALIBRATION_SEED + i) for i in range(CALIBRATION_SAMPLES)]
+    example, calibration = draw_inputs(entry)
     return example, calibration, [example]
 
 
@@ -630,65 +708,116 @@ def _merge_min(first: OursResult, other: OursResult) -> None:
 
 
 def bench(entries: list[ModelEntry], npus, scratch: Path, warm_up: bool,
-          repeat: int = 1) -> list[dict]:
+          repeat: int = 1, observers=(), sqnr_count: int = SQNR_INPUTS,
+          sqnr_only: bool = False) -> list[dict]:
     """Both flows on every model; with ``repeat`` > 1 the flows alternate and each flow's
-    time is its fastest run (the figures and SQNR come from the first run)."""
+    time is its fastest run (the figures and SQNR come from the first run). With
+    ``sqnr_only`` both flows only quantize (their quantizer for the first NPU)."""
     rows = []
-    if warm_up:
+    if warm_up and not sqnr_only:
         print("warming up both flows on a tiny conv model (untimed) ...", flush=True)
         _warm_up(scratch, npus)
     for entry in entries:
         print(f"{entry.name}: ", end="", flush=True)
         try:
             with _quiet():
-                model, specs = _load_model(entry)
+                model = _load_model(entry)
         except Exception as exc:  # noqa: BLE001 - the model's own code failing: skip it
             print(f"skipped: {entry.path.name}:{entry.attr} does not build: "
                   f"{type(exc).__name__}: {exc}")
             continue
         ours, theirs = None, {}
-        for run in range(repeat):
+        their_npus = npus[:1] if sqnr_only else npus
+        for run in range(1 if sqnr_only else repeat):
             print(f"ours#{run + 1} ", end="", flush=True)
-            result = run_ours(entry, specs, npus, scratch / entry.name / f"ours{run}")
+            result = run_ours(entry, npus, scratch / entry.name / f"ours{run}",
+                              observers=observers if run == 0 else (),
+                              sqnr_count=sqnr_count, sqnr_only=sqnr_only)
             if ours is None:
                 ours = result
                 if "shared" in ours.errors:
                     print(f"\n  our flow failed: {ours.errors['shared']}")
             else:
                 _merge_min(ours, result)
-            example, calibration, tests = _their_inputs(ours, specs)
-            for npu in npus:
+            example, calibration, tests = _their_inputs(ours, entry)
+            for npu in their_npus:
                 print(f"theirs:{npu}#{run + 1} ", end="", flush=True)
                 result = run_theirs(model, npu, example, calibration, tests,
                                     scratch / entry.name / f"theirs{run}" / npu,
-                                    with_sqnr=run == 0)
+                                    with_sqnr=run == 0, sqnr_inputs=ours.sqnr_inputs,
+                                    sqnr_only=sqnr_only)
                 if npu not in theirs:
                     theirs[npu] = result
                 elif not result.error and not theirs[npu].error:
                     theirs[npu].seconds = min(theirs[npu].seconds, result.seconds)
-        for npu in npus:
-            t = theirs[npu]
-            ours_s = (sum(ours.shared_s.values()) + ours.per_npu_s.get(npu, 0.0)
-                      if "shared" not in ours.errors else None)
-            rows.append({
-                "model": entry.name, "npu": npu,
-                "ours": {"aot_s": ours_s, "shared_s": ours.shared_s,
-                         "npu_s": ours.per_npu_s.get(npu), "figures": ours.figures.get(npu, {}),
-                         "npu_share": _share(ours.figures.get(npu, {})),
-                         "sqnr_tosa_db": ours.sqnr_tosa, "sqnr_torch_db": ours.sqnr_torch,
-                         "verified": ours.verified,
-                         "error": ours.errors.get(npu) or ours.errors.get("shared")
-                         or ours.errors.get("verify")},
-                "theirs": {"aot_s": t.seconds if not t.error else None,
-                           "figures": t.figures,
-                           "npu_share": _share(t.figures, len(t.non_delegated_ops)),
-                           "non_delegated_ops": t.non_delegated_ops,
-                           "delegates": t.delegates, "pte_bytes": t.pte_bytes,
-                           "sqnr_tosa_db": t.sqnr_tosa, "sqnr_torch_db": t.sqnr_torch,
-                           "error": t.error},
-            })
+        for npu in their_npus:
+            rows.append(_row(entry, npu, ours, theirs[npu]))
         print("done", flush=True)
     return rows
+
+
+def _row(entry: ModelEntry, npu: str, ours: OursResult, t: TheirsResult) -> dict:
+    ours_s = (sum(ours.shared_s.values()) + ours.per_npu_s.get(npu, 0.0)
+              if "shared" not in ours.errors else None)
+    return {
+        "model": entry.name, "npu": npu, "observer": entry.observer,
+        "sqnr_inputs": len(ours.sqnr_inputs),
+        "ours": {"aot_s": ours_s, "shared_s": ours.shared_s,
+                 "npu_s": ours.per_npu_s.get(npu), "figures": ours.figures.get(npu, {}),
+                 "npu_share": _share(ours.figures.get(npu, {})),
+                 "sqnr_tosa_db": ours.sqnr_tosa, "sqnr_torch_db": ours.sqnr_torch,
+                 "sqnr_many_db": ours.sqnr_many, "varying": ours.varying,
+                 "verified": ours.verified,
+                 "error": ours.errors.get(npu) or ours.errors.get("shared")
+                 or ours.errors.get("verify")},
+        "theirs": {"aot_s": t.seconds if not t.error else None,
+                   "figures": t.figures,
+                   "npu_share": _share(t.figures, len(t.non_delegated_ops)),
+                   "non_delegated_ops": t.non_delegated_ops,
+                   "delegates": t.delegates, "pte_bytes": t.pte_bytes,
+                   "sqnr_tosa_db": t.sqnr_tosa, "sqnr_torch_db": t.sqnr_torch,
+                   "sqnr_many_db": t.sqnr_many, "error": t.error},
+    }
+
+
+GOAL_SQNR_MARGIN_DB = 0.1  # our SQNR (model's observer) >= theirs - 0.1 dB on every model
+
+
+def print_sqnr_table(rows: list[dict]) -> dict:
+    """Per model: torch SQNR over the SQNR inputs, ours (the model's observer, then each
+    observer asked for) and theirs, and the verdict of the SQNR goal."""
+    models = {}
+    for r in rows:
+        models.setdefault(r["model"], r)
+    observers = list(dict.fromkeys(o for r in models.values()
+                                   for o in r["ours"]["sqnr_many_db"]))
+    count = max((r["sqnr_inputs"] for r in models.values()), default=0)
+    print()
+    print(f"SQNR (dB) of the quantized graphs run by torch, vs float, over {count} inputs "
+          "(ours: the model's observer, then each observer; theirs: ExecuTorch's quantizer; "
+          "varying: the share of the output's power that changes with the input - near 0% the "
+          "output is a constant and its SQNR says how that constant rounds)")
+    head = (f"{'model':17} {'varying':>7} {'observer':>9} | {'ours':>6} | "
+            + " ".join(f"{o:>9}" for o in observers) + f" | {'ET':>6} | {'ours-ET':>7}")
+    print(head)
+    print("-" * len(head))
+    missed, deltas = [], {}
+    for name, r in models.items():
+        many, theirs = r["ours"]["sqnr_many_db"], r["theirs"]["sqnr_many_db"]
+        mine = many.get(r["observer"])
+        delta = None if mine is None or theirs is None else mine - theirs
+        deltas[name] = delta
+        if delta is None or delta < -GOAL_SQNR_MARGIN_DB:
+            missed.append(f"{name} ({_fmt_num(delta, '+.2f')} dB)")
+        varying = r["ours"]["varying"]
+        print(f"{name:17} {_fmt_num(varying and 100 * varying, '6.1f'):>6}% "
+              f"{r['observer']:>9} | {_fmt_num(mine, '6.2f'):>6} | "
+              + " ".join(f"{_fmt_num(many.get(o), '9.2f'):>9}" for o in observers)
+              + f" | {_fmt_num(theirs, '6.2f'):>6} | {_fmt_num(delta, '+7.2f'):>7}")
+    goal = f"our SQNR >= theirs - {GOAL_SQNR_MARGIN_DB} dB on every model"
+    state = "MET" if models and not missed else "MISSED"
+    print(f"  {state:6} {goal}" + (f": missed on {', '.join(missed)}" if missed else ""))
+    return {"deltas_db": deltas, "goal": {"met": state == "MET", "missed": missed}}
 
 
 def _ratio(a, b) -> float | None:
@@ -794,18 +923,19 @@ def print_table(rows: list[dict]) -> dict:
 # End to end (subprocesses)
 
 
-def _scratch_targets_yaml(entries: list[tuple[ModelEntry, list[dict]]], npus) -> str:
+def _scratch_targets_yaml(entries: list[ModelEntry], npus) -> str:
+    """A targets file of the entries (absolute paths) with one bare-metal target per NPU."""
     lines = ["models:"]
-    for entry, specs in entries:
+    for entry in entries:
         lines.append(f"  {entry.name}:")
         lines.append(f"    source: {entry.path}:{entry.attr}")
-        lines.append("    inputs:")
-        for i, spec in enumerate(specs):
-            lines.append(f"      - {{name: in{i}, shape: {spec['shape']}}}")
-        lines.append(f"    calibration: {{samples: {CALIBRATION_SAMPLES}, "
-                     f"seed: {CALIBRATION_SEED}}}")
+        factory = f"{entry.factory[0]}:{entry.factory[1]}" if entry.factory else None
+        lines.append(f"    inputs: {factory or json.dumps([dict(s) for s in entry.inputs])}")
+        lines.append(f"    seed: {entry.seed}")
+        calibration = {k: v for k, v in entry.calibration.items() if v is not None}
+        lines.append(f"    calibration: {json.dumps({**calibration, 'observer': entry.observer})}")
     lines.append("defaults:")
-    lines.append(f"  models: [{', '.join(e.name for e, _ in entries)}]")
+    lines.append(f"  models: [{', '.join(e.name for e in entries)}]")
     lines.append("targets:")
     for npu in npus:
         cpu = "cortex-m55" if "u55" in npu else "cortex-m85"
@@ -815,17 +945,18 @@ def _scratch_targets_yaml(entries: list[tuple[ModelEntry, list[dict]]], npus) ->
     return "\n".join(lines) + "\n"
 
 
-def end_to_end(entries: list[tuple[ModelEntry, list[dict]]], npus, scratch: Path) -> dict:
+def end_to_end(entries: list[ModelEntry], npus, scratch: Path, targets: Path) -> dict:
     """Cold `doit verify package` (fresh store) vs a subprocess running only their flow."""
     project = scratch / "e2e"
     project.mkdir(parents=True, exist_ok=True)
     (project / "targets.yaml").write_text(_scratch_targets_yaml(entries, npus))
-    names = ",".join(e.name for e, _ in entries)
+    names = ",".join(e.name for e in entries)
     ours_cmd = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
                 "verify", "package", f"targets={project / 'targets.yaml'}",
                 f"store={project / 'store'}", f"build={project / 'build'}"]
     theirs_cmd = [sys.executable, str(Path(__file__).resolve()), "--their-flow-only",
-                  "--models", names, "--npus", ",".join(npus), "--keep", str(project / "theirs")]
+                  "--targets", str(targets), "--models", names, "--npus", ",".join(npus),
+                  "--keep", str(project / "theirs")]
     result = {}
     for side, cmd in (("ours", ours_cmd), ("theirs", theirs_cmd)):
         start = time.perf_counter()
@@ -848,17 +979,36 @@ def end_to_end(entries: list[tuple[ModelEntry, list[dict]]], npus, scratch: Path
     return result
 
 
+def draw_inputs(entry: ModelEntry) -> tuple[tuple, list]:
+    """(example, calibration samples) drawn as our export stage draws them, without it."""
+    import torch
+
+    from pipeline.stages.export import load_attr, load_folder, random_inputs
+
+    options = entry.export_options()
+    make = load_attr(*entry.factory, f"{entry.name}/inputs") if entry.factory else None
+
+    def draw(seed: int) -> tuple:
+        if make is None:
+            return random_inputs(entry.inputs, seed)
+        torch.manual_seed(seed)
+        return _as_tuple(make())
+
+    if options["calibration_folder"] is not None:
+        calibration = load_folder(options["calibration_folder"], f"{entry.name}/calibration")
+    else:
+        calibration = [draw(options["calibration_seed"] + i)
+                       for i in range(options["calibration_samples"])]
+    return draw(entry.seed), calibration
+
+
 def their_flow_only(entries: list[ModelEntry], npus, scratch: Path) -> int:
     """The subprocess of --end-to-end: their flow only, the inputs drawn like our export's."""
-    from pipeline.stages.export import random_inputs
-
     failed = 0
     for entry in entries:
         with _quiet():
-            model, specs = _load_model(entry)
-        example = random_inputs(specs, INPUT_SEED)
-        calibration = [random_inputs(specs, CALIBRATION_SEED + i)
-                       for i in range(CALIBRATION_SAMPLES)]
+            model = _load_model(entry)
+            example, calibration = draw_inputs(entry)
         for npu in npus:
             res = run_theirs(model, npu, example, calibration, [example],
                              scratch / entry.name / npu, with_sqnr=False)
@@ -870,32 +1020,39 @@ def their_flow_only(entries: list[ModelEntry], npus, scratch: Path) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def select_models(requested: str | None) -> list[ModelEntry]:
-    """Table entries that exist, in table order (or as requested); notes for the others."""
-    table = model_table()
-    by_name = {e.name: e for e in table}
-    if requested:
-        unknown = [n for n in requested.split(",") if n not in by_name]
-        if unknown:
-            sys.exit(f"bench_vs_executorch: --models must name models of the table "
-                     f"({', '.join(by_name)}); got {', '.join(unknown)}")
-        table = [by_name[n] for n in requested.split(",")]
-    present = []
-    for entry in table:
-        if not entry.path.is_file():
-            print(f"note: {entry.name} skipped: {entry.path.relative_to(ROOT)} "
-                  "does not exist (yet)")
-            continue
-        present.append(entry)
-    return present
+def select_models(targets: Path, requested: str | None) -> list[ModelEntry]:
+    """The models of the targets file, in file order, or those ``requested`` in that order.
+
+    Raises:
+        SystemExit: a requested name the file does not list (the message lists them), or a
+            targets file that does not load (its problems).
+    """
+    from pipeline.errors import ConfigError
+
+    try:
+        entries = model_entries(targets)
+    except ConfigError as exc:
+        sys.exit(f"bench_vs_executorch: --targets {targets}: {exc}")
+    if not requested:
+        return entries
+    by_name = {e.name: e for e in entries}
+    names = [n for n in requested.split(",") if n]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        sys.exit(f"bench_vs_executorch: --models must name models of {targets} "
+                 f"({', '.join(by_name)}); got {', '.join(unknown)}")
+    return [by_name[n] for n in names]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog="Set up the environment with benchmarks/setup_executorch.sh.")
-    parser.add_argument("--models", help="comma-separated names from the model table "
-                        "(default: every model whose file exists)")
+    parser.add_argument("--targets", type=Path, default=DEFAULT_TARGETS,
+                        help="a targets.yaml whose models to compare (default: this "
+                        "project's targets.yaml)")
+    parser.add_argument("--models", help="comma-separated names of models of --targets "
+                        "(default: every model it lists)")
     parser.add_argument("--npus", default=",".join(NPUS),
                         help=f"comma-separated Ethos-U configs (default: {','.join(NPUS)})")
     parser.add_argument("--keep", type=Path, help="keep the scratch folder here")
@@ -908,6 +1065,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--end-to-end", action="store_true",
                         help="also time a cold `doit verify package` against their flow, "
                         "each in a fresh subprocess")
+    parser.add_argument("--observers", default="",
+                        help="comma-separated calibration observers (minmax, histogram, mse) "
+                        "whose torch SQNR to add to the SQNR table")
+    parser.add_argument("--sqnr-inputs", type=int, default=SQNR_INPUTS,
+                        help=f"inputs the SQNR table is measured over (default {SQNR_INPUTS})")
+    parser.add_argument("--sqnr-only", action="store_true",
+                        help="only quantize, on both sides, and print the SQNR table")
     parser.add_argument("--their-flow-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     npus = [n for n in args.npus.split(",") if n]
@@ -921,10 +1085,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{ET_VENV / 'bin' / 'python'} benchmarks/bench_vs_executorch.py", file=sys.stderr)
         return 2
     sys.path.insert(0, str(ROOT))
-    entries = select_models(args.models)
+    entries = select_models(args.targets, args.models)
     if not entries:
-        print("bench_vs_executorch: no model of the table exists", file=sys.stderr)
+        print(f"bench_vs_executorch: {args.targets} lists no model", file=sys.stderr)
         return 2
+    observers = [o for o in args.observers.split(",") if o]
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench-vs-et-"))
     scratch.mkdir(parents=True, exist_ok=True)
     try:
@@ -939,12 +1104,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.cpu_count()} CPU cores")
         load_before = os.getloadavg()[0]
         rows = bench(entries, npus, scratch, warm_up=not args.no_warmup,
-                     repeat=max(1, args.repeat))
+                     repeat=max(1, args.repeat), observers=observers,
+                     sqnr_count=max(1, args.sqnr_inputs), sqnr_only=args.sqnr_only)
         load_after = os.getloadavg()[0]
         if not rows:
             print("bench_vs_executorch: no model could be built", file=sys.stderr)
             return 2
-        summary = print_table(rows)
+        summary = {} if args.sqnr_only else print_table(rows)
+        summary["sqnr"] = print_sqnr_table(rows)
         print(f"load average (1 min) before / after the runs: {load_before:.1f} / "
               f"{load_after:.1f} on {os.cpu_count()} cores"
               + ("  - the machine was busy: times are noisy, prefer --repeat 3"
@@ -954,11 +1121,9 @@ def main(argv: list[str] | None = None) -> int:
                   "it cannot run here (errors above)", file=sys.stderr)
             return 3
         e2e = None
-        if args.end_to_end:
-            with _quiet():
-                loaded = [(e, _load_model(e)[1]) for e in entries
-                          if any(r["model"] == e.name for r in rows)]
-            e2e = end_to_end(loaded, npus, scratch)
+        if args.end_to_end and not args.sqnr_only:
+            built = [e for e in entries if any(r["model"] == e.name for r in rows)]
+            e2e = end_to_end(built, npus, scratch, args.targets)
         if args.json:
             args.json.write_text(json.dumps({"versions": versions, "rows": rows,
                                              "summary": summary, "end_to_end": e2e},

@@ -19,6 +19,8 @@
 #   torchao, numpy                held to the project's pins (executorch wants torchao>=0.18,<0.19).
 #   this project (-e, --no-deps)  plus its light deps (doit, pydantic, pyyaml) so the bench runs
 #                                 both flows in one interpreter.
+#   pytest                        the project's pin (its test extra): the Arm backend's operator
+#                                 tests import it (benchmarks/bench_op_parity.py collects them).
 # The extra `executorch[ethos-u]` itself is not requested: it would pin Vela 5.1.0.
 set -euo pipefail
 
@@ -40,7 +42,8 @@ PYTHON="${PYTHON:-python3}"
 pin() {
   "$PYTHON" - "$ROOT/pyproject.toml" "$1" <<'EOF'
 import sys, tomllib
-deps = tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+deps = project["dependencies"] + project["optional-dependencies"]["test"]
 hits = [d for d in deps if d.split("==")[0].lower() == sys.argv[2]]
 if not hits:
     sys.exit(f"setup_executorch: pyproject.toml must pin {sys.argv[2]}; got {deps}")
@@ -66,6 +69,7 @@ PIP=("$VENV/bin/python" -m pip install --disable-pip-version-check -c "$CONSTRAI
 "${PIP[@]}" "executorch==$EXECUTORCH_VERSION" "$(pin ethos-u-vela)" "$(pin tosa-tools)" \
   ml_dtypes "$(pin torchao)" "$(pin numpy)"
 "${PIP[@]}" "$(pin doit)" "$(pin pydantic)" "$(pin pyyaml)"
+"${PIP[@]}" "$(pin pytest)"
 "${PIP[@]}" --no-deps -e "$ROOT"
 
 # Check what landed: the pins, and that the Arm Ethos-U backend imports (torchao's CUDA

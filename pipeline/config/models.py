@@ -79,14 +79,15 @@ class Calibration(RuledModel):
             ``folder`` is set; then None).
         seed: seed of the random samples (1 unless ``folder`` is set; then None).
         folder: absolute path of a folder of saved input tensors, or None.
-        observer: how activation ranges are taken from the samples: ``minmax``, or
-            ``histogram`` (int8 only; trims outliers, often a few dB better on CNNs).
+        observer: how activation ranges are taken from the samples: ``mse`` (default: per
+            tensor, the range of least expected quantization error, rounding and clipping
+            included), ``minmax``, or ``histogram`` (torchao's, int8 only).
     """
 
     samples: Annotated[int, Field(ge=1, le=MAX_CALIBRATION_SAMPLES)] | None = None
     seed: Seed | None = None
     folder: ExistingDir | None = None
-    observer: Literal["minmax", "histogram"] = "minmax"
+    observer: Literal["mse", "minmax", "histogram"] = "mse"
 
     @property
     def kind(self) -> Literal["random", "folder"]:

@@ -6,7 +6,9 @@ lowering expect, for every program and both profiles, right after export.
    operator the lowering has no visitor for is decomposed into core ATen with torch's own
    decompositions - except the few we write out ourselves (``pipeline/quant/decompose.py``:
    softmax, layer_norm, ... in primitives that quantize well). Operators with a visitor are
-   kept as they are (``decomposition_table``).
+   kept as they are (``decomposition_table``). A write into a forward() argument
+   (``x += y``) keeps its value but not the write-back into the caller's tensor
+   (``mutations.py``).
 2. No-ops out: clones, aliases, eval-mode dropout, dtype assertions and same-type casts
    (``view`` becomes ``reshape``, which needs no contiguous input); a max pool whose indices
    nothing reads becomes the plain max pool.
@@ -25,14 +27,18 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import TensorArgument
 
 from pipeline.normalise.constants import constant_values, fold_constants, foldable
+from pipeline.normalise.indexing import needs_rewrite, rewrite_indexing
+from pipeline.normalise.mutations import drop_input_mutations, mutates_inputs
 from pipeline.normalise.rewrites import (
     FIRST_OUTPUT_FORMS,
     NOOPS,
     VIEWS,
+    batch_unbatched_pools,
     batchnorms,
     drop_unused_indices,
     remove_noops,
     rewrite_batchnorms,
+    unbatched_pools,
 )
 from pipeline.normalise.table import decomposition_table, needs_decomposition
 
@@ -49,9 +55,10 @@ def is_normal(program: ExportedProgram) -> bool:
             return False
         if name in FIRST_OUTPUT_FORMS:
             return False
-        if foldable(program, node, consts):
+        if foldable(program, node, consts) or needs_rewrite(node, consts):
             return False
-    return not batchnorms(program.graph_module)
+    gm = program.graph_module
+    return not batchnorms(gm) and not unbatched_pools(gm) and not mutates_inputs(program)
 
 
 def normalise(program: ExportedProgram) -> ExportedProgram:
@@ -61,9 +68,12 @@ def normalise(program: ExportedProgram) -> ExportedProgram:
         return program
     program = program.run_decompositions(decomposition_table())
     gm = program.graph_module
+    drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
     remove_noops(gm)
     drop_unused_indices(gm)
+    batch_unbatched_pools(gm)  # a (C, H, W) pool pools (1, C, H, W)
     fold_constants(program)
+    rewrite_indexing(program)  # after folding: a mask built from literals is a constant then
     rewrite_batchnorms(program)
     remove_noops(gm)
     gm.graph.eliminate_dead_code()

@@ -102,6 +102,43 @@ def drop_unused_indices(gm: fx.GraphModule) -> int:
     return rewritten
 
 
+# 2-D pools that also take an unbatched (C, H, W) input; the lowering pools NHWC tensors.
+POOLS_2D = ("aten.max_pool2d.default", "aten.avg_pool2d.default",
+            "aten.adaptive_avg_pool2d.default", "aten.adaptive_max_pool2d.default")
+
+
+def unbatched_pools(gm: fx.GraphModule) -> list[fx.Node]:
+    return [
+        n for n in gm.graph.nodes
+        if n.op == "call_function" and str(n.target) in POOLS_2D
+        and isinstance(n.args[0], fx.Node) and n.args[0].meta["val"].dim() == 3
+    ]  # fmt: skip
+
+
+def batch_unbatched_pools(gm: fx.GraphModule) -> int:
+    """A pool of a (C, H, W) tensor -> reshape to (1, C, H, W), pool, reshape back."""
+    pools = unbatched_pools(gm)
+    for pool in pools:
+        x = pool.args[0]
+        kept = {k: v for k, v in pool.meta.items() if k in ("stack_trace", "nn_module_stack")}
+        with gm.graph.inserting_before(pool):
+            batched = gm.graph.call_function(
+                torch.ops.aten.reshape.default, (x, [1, *x.meta["val"].shape])
+            )
+        batched.meta.update(kept, val=x.meta["val"].unsqueeze(0))
+        pool.replace_input_with(x, batched)
+        value = pool.meta["val"]
+        first = value[0] if isinstance(value, (tuple, list)) else value
+        with gm.graph.inserting_after(pool):
+            unbatched = gm.graph.call_function(
+                torch.ops.aten.reshape.default, (pool, list(first.shape))
+            )
+        unbatched.meta.update(kept, val=first)
+        pool.replace_all_uses_with(unbatched, delete_user_cb=lambda user: user is not unbatched)
+        pool.meta["val"] = first.unsqueeze(0)
+    return len(pools)
+
+
 def _output(bn: fx.Node) -> fx.Node | None:
     """The getitem(bn, 0) that carries the normalised tensor (the others are unused)."""
     users = [u for u in bn.users if u.target is operator.getitem and u.args[1] == 0]

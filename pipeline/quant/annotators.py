@@ -52,6 +52,9 @@ SHARED = (
     "aten.index.Tensor",
     "aten.index_select.default",
     "aten.gather.default",
+    "aten.flip.default",
+    "aten.unfold.default",
+    "aten.select_copy.int",
     "aten.expand.default",
     "aten.repeat.default",
     "aten.max_pool2d.default",
@@ -219,15 +222,17 @@ TABLES = (*TABLE_TARGETS, "aten.prelu.default", "aten.pow.Tensor_Scalar")
 
 
 def annotate_table(node: fx.Node, scheme: QuantScheme) -> bool:
-    if not _is(node, TABLES) or not isinstance(node.args[0], fx.Node):
+    # The tensor operand: the first, but ``2 ** x`` is pow.Scalar(2, x).
+    x = next((a for a in node.args[:2] if isinstance(a, fx.Node)), None)
+    if not _is(node, TABLES) or x is None:
         return False
-    _mark(node, {node.args[0]: scheme.activation}, scheme.activation)
+    _mark(node, {x: scheme.activation}, scheme.activation)
     return True
 
 
 # Reductions whose result leaves the input's range: the output gets its own qparams (the
 # lowering sums in int32 and rescales once into them).
-REDUCTIONS = ("aten.sum.dim_IntList", "aten.sum.default")
+REDUCTIONS = ("aten.sum.dim_IntList", "aten.sum.default", "aten.cumsum.default")
 
 
 def annotate_reduction(node: fx.Node, scheme: QuantScheme) -> bool:
@@ -246,6 +251,11 @@ SHARED_INPUTS = {
     "aten.maximum.default": lambda node: node.args[:2],
     "aten.clamp_min.Tensor": lambda node: node.args[:2],
     "aten.clamp_max.Tensor": lambda node: node.args[:2],
+    # Writes into x (x[idx] = v, x[:, ::2] = v): x, the values and the output.
+    "aten.slice_scatter.default": lambda node: node.args[:2],
+    "aten.select_scatter.default": lambda node: node.args[:2],
+    "aten.copy.default": lambda node: node.args[:2],
+    "aten.index_put.default": lambda node: (node.args[0], node.args[2]),
     # eq/ne/gt/ge/lt/le: the integer codes compare like the values (their output is bool).
     **{target: (lambda node: node.args[:2]) for target in COMPARISONS},
 }

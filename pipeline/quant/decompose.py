@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from pipeline.quant import attention, norms, recurrent
+from pipeline.quant import attention, division, norms, recurrent
 
 aten = torch.ops.aten
 
@@ -73,6 +73,8 @@ DECOMPOSITIONS = {
     aten.gru.input: recurrent.gru,
     aten.group_norm.default: norms.group_norm,
     aten.instance_norm.default: norms.instance_norm,
+    # Division by a tensor, add/sub.Scalar: pipeline/quant/division.py.
+    **division.DECOMPOSITIONS,
 }
 
 

@@ -10,7 +10,9 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
 from pipeline.normalise import normalise
+from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.mask_specs import link_saturating_observers
+from pipeline.quant.observers import count_observed_tensors
 from pipeline.quant.quantizer import EthosUQuantizer
 
 
@@ -33,15 +35,22 @@ def quantize_program(
     samples: Sequence[tuple],
     scheme: str = "int8",
     where: str = "",
-    observer: str = "minmax",
+    observer: str = "mse",
 ) -> ExportedProgram:
-    """The q/dq ExportedProgram of ``program`` calibrated on every sample."""
+    """The q/dq ExportedProgram of ``program`` calibrated on every sample.
+
+    Raises:
+        UserError: samples that do not fit the program.
+        UnsupportedOperatorError: a torch.cond whose predicate is computed at run time.
+    """
     check_samples(program, samples, where)
     quantizer = EthosUQuantizer(scheme, observer)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = normalise(program).module(check_guards=False)
+    refuse_runtime_conditions(module, where)
     prepared = prepare_pt2e(module, quantizer)
     link_saturating_observers(prepared)  # masked scores follow their inputs' observers
+    count_observed_tensors(prepared)  # shared qparams: one observer sees several tensors
     with torch.no_grad():
         for sample in samples:
             prepared(*sample)

@@ -195,10 +195,12 @@ def masked_sum_spec(node: fx.Node, spec: QuantizationSpec, x: fx.Node, mask: fx.
 def link_saturating_observers(prepared: fx.GraphModule) -> None:
     """Give every ``SaturatingObserver`` of a prepared model the observers of its node's inputs
     (prepare put each input behind its observer's call)."""
-    modules = dict(prepared.named_modules())
+    # Every name: named_modules() lists an observer shared by several tensors under one only.
+    modules = dict(prepared.named_modules(remove_duplicate=False))
     for call in prepared.graph.nodes:
         observer = modules.get(str(call.target)) if call.op == "call_module" else None
-        if isinstance(observer, SaturatingObserver):
-            masked = call.args[0]
+        masked = call.args[0] if isinstance(observer, SaturatingObserver) else None
+        # The masked node's own call (the observer also follows nodes sharing its qparams).
+        if masked is not None and _SOURCES_KEY in masked.meta:
             inputs = [masked.args[i] for i in masked.meta[_SOURCES_KEY]]
             observer.sources = [modules[str(i.target)] for i in inputs]

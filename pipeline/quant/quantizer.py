@@ -6,13 +6,15 @@ import torch
 from torchao.quantization.pt2e.quantizer import Quantizer
 
 from pipeline.quant.annotators import ANNOTATORS, is_annotated
+from pipeline.quant.coverage import annotate_rest
 from pipeline.quant.schemes import get_scheme
 
 
 class EthosUQuantizer(Quantizer):
-    """Annotates the operators the TOSA lowering supports with the chosen scheme."""
+    """Annotates the operators the TOSA lowering supports with the chosen scheme, then every
+    other node that takes or makes a float tensor (``coverage.py``), so no program stays float."""
 
-    def __init__(self, scheme: str = "int8", observer: str = "minmax"):
+    def __init__(self, scheme: str = "int8", observer: str = "mse"):
         super().__init__()
         self.scheme = get_scheme(scheme, observer=observer)
 
@@ -23,7 +25,9 @@ class EthosUQuantizer(Quantizer):
             for annotator in ANNOTATORS:
                 if annotator(node, self.scheme):
                     break
+        for node in model.graph.nodes:  # after every pattern: they may claim a later node
+            annotate_rest(node, self.scheme)
         return model
 
     def validate(self, model: torch.fx.GraphModule) -> None:
-        """Nothing to check: unannotated operators are reported by the lowering."""
+        """Nothing to check: operators without a lowering are reported by the lowering."""

@@ -14,7 +14,7 @@ def quantize(
     out: Path,
     *,
     scheme: str = "int8",
-    observer: str = "minmax",
+    observer: str = "mse",
     where: str = "",
 ) -> None:
     """Quantize the float ExportedProgram ``exported`` and save the q/dq program to ``out``.
@@ -25,7 +25,8 @@ def quantize(
         out: the quantized ExportedProgram (``.pt2``), written atomically.
         scheme: ``int8`` (int8 activations, int8 per-channel weights, int32 bias) or
             ``a16w8`` (int16 symmetric activations, int8 weights).
-        observer: how activation ranges are calibrated: ``minmax`` or ``histogram`` (int8).
+        observer: how activation ranges are calibrated: ``mse`` (the range of least expected
+            quantization error per tensor), ``minmax`` or ``histogram`` (int8).
         where: prefix of user errors, e.g. ``u85-linux/quantize``.
 
     Raises:

@@ -22,6 +22,7 @@ from pipeline.stages.verify_outputs import (
     FLOAT_REASON,
     compare_float,
     compare_int,
+    noise_allowance,
     output_failure,
     tolerance_policy,
 )
@@ -134,11 +135,13 @@ def _results(graph: Path, desc: dict, block, layers, runs, checks: dict) -> dict
         return {"tolerance_reason": FLOAT_REASON, "outputs": results,
                 "passed": all(r["passed"] for r in results)}  # fmt: skip
     operators = [op.op for op in block.operators]
-    tolerance, _, reason = tolerance_policy(
-        operators, rescale_input_types(graph), table_max_steps(graph)
+    rescale_inputs = rescale_input_types(graph)
+    tolerance, min_exact, reason = tolerance_policy(
+        operators, rescale_inputs, table_max_steps(graph)
     )
+    noise = noise_allowance(min_exact, rescale_inputs.count("int48"))
     results = [
-        compare_int(e, r, tolerance)
+        compare_int(e, r, tolerance, noise)
         if e["dtype"].startswith("int") or e["dtype"] == "bool"  # bool: exactly torch's
         else compare_float(e, r)
         for e, r in zip(desc["outputs"], runs)

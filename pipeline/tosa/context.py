@@ -49,7 +49,7 @@ _TORCH_TO_TOSA = {
 
 
 def _frame_rank(path: str) -> int:
-    if path.startswith(_INTERNAL_DIRS):
+    if path.startswith(_INTERNAL_DIRS) or path.startswith("<"):  # <eval_with_key>: generated
         return 2
     return 1 if any(marker in path for marker in _LIBRARY_MARKERS) else 0
 

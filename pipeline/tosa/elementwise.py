@@ -64,29 +64,68 @@ def scalar_const(ctx: LoweringContext, node: fx.Node, value, dtype: str) -> str:
     )
 
 
+def is_int8_function(node: fx.Node, ctx: LoweringContext) -> bool:
+    """An int8 node of one int8 tensor and numbers: a function of 256 codes (a TABLE)."""
+    tensors = [x for x in node.args[:2] if isinstance(x, fx.Node)]
+    if len(tensors) != 1 or ctx.qparams(node) is None or ctx.qparams(tensors[0]) is None:
+        return False
+    return ctx.qparams(node).dtype == ctx.qparams(tensors[0]).dtype == "int8"
+
+
 def emit_add_sub(node: fx.Node, ctx: LoweringContext, op: str) -> None:
     """``op`` (ADD or SUB) of ``node``'s operands into ``node``'s output. A number may be
-    either operand (``1.0 - x`` is torch's rsub, written as ``sub(1.0, x)``)."""
+    either operand (``1.0 - x`` is torch's rsub, written as ``sub(1.0, x)``); ``alpha``
+    multiplies the second (``torch.add(x, y, alpha=2)``): a negative one swaps ADD and SUB,
+    so the widening RESCALE keeps a positive scale."""
     operands = node.args[:2]
     tensors = [x for x in operands if isinstance(x, fx.Node)]
     if not tensors or not all(isinstance(x, (fx.Node, int, float)) for x in operands):
         raise ctx.unsupported(node, f"operands {operands}", "tensors or numbers, one tensor")
+    alpha = node.kwargs.get("alpha", 1)
+    if not isinstance(operands[1], fx.Node):  # a number: alpha folds into it
+        operands, alpha = (operands[0], operands[1] * alpha), 1
+    if alpha < 0:
+        op, alpha = {"ADD": "SUB", "SUB": "ADD"}[op], -alpha
     out_q = ctx.qparams(node)
     if out_q is None:  # float, or integers (int32: ``ids + 1``)
-        dtype = "int32" if ctx.dtype(node) == "int32" else "fp32"
-        inputs = [
-            ranked(ctx, node, x) if isinstance(x, fx.Node) else scalar_const(ctx, node, x, dtype)
-            for x in operands
-        ]
-        ctx.emit(op, inputs, [ctx.define(node)], node)
+        _emit_unquantized(node, ctx, op, operands, alpha)
         return
     qparams = _quantized(ctx, node, tensors)
     shift = LEFT_SHIFT[out_q.dtype]
-    unit = 2 * max(q.tensor_scale for q in qparams) / 2**shift  # real value of one int32 step
-    widened = [_widened(ctx, node, x, unit, f"in{i}") for i, x in enumerate(operands)]
+    factors = (1, alpha)
+    weighted = [q.tensor_scale * f for q, f in zip(_scales(ctx, operands), factors) if q]
+    largest = max(weighted) or max(q.tensor_scale for q in qparams)
+    numbers = [abs(float(x)) for x in operands if not isinstance(x, fx.Node)]
+    # real value of one int32 step; coarser when a number needs it (``x - 6`` at int16)
+    unit = max([2 * largest / 2**shift, *(n / 2**29 for n in numbers)])
+    widened = [_widened(ctx, node, x, unit / f, f"in{i}") if f else
+               scalar_const(ctx, node, 0, "int32") for i, (x, f) in
+               enumerate(zip(operands, factors))]  # fmt: skip
     total = ctx.temp(node, "int32", tosa_shape(node), "int32")
     ctx.emit(op, widened, [total], node)
     narrow(ctx, node, total, unit)
+
+
+def _scales(ctx: LoweringContext, operands) -> list:
+    return [ctx.qparams(x) if isinstance(x, fx.Node) else None for x in operands]
+
+
+def _emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, alpha) -> None:
+    """Float or integer ADD/SUB; a tensor second operand times ``alpha`` first (MUL)."""
+    dtype = "int32" if ctx.dtype(node) == "int32" else "fp32"
+    inputs = [
+        ranked(ctx, node, x) if isinstance(x, fx.Node) else scalar_const(ctx, node, x, dtype)
+        for x in operands
+    ]
+    if alpha != 1:
+        if dtype == "int32" and float(alpha) != int(alpha):
+            raise ctx.unsupported(node, f"alpha={alpha} on integers", "an integer alpha")
+        scaled = ctx.temp(node, "alpha", ctx.graph.tensors[inputs[1]].shape, dtype)
+        factor = scalar_const(ctx, node, int(alpha) if dtype == "int32" else alpha, dtype)
+        shift = ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8", any_profile=True)
+        ctx.emit("MUL", [inputs[1], factor, shift], [scaled], node)
+        inputs[1] = scaled
+    ctx.emit(op, inputs, [ctx.define(node)], node)
 
 
 def _widened(ctx: LoweringContext, node: fx.Node, x, unit: float, suffix: str) -> str:

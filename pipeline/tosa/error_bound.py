@@ -42,6 +42,7 @@ from pipeline.tosa.flatbuffer import Block, Operator
 MOVES = frozenset({
     "RESHAPE", "TRANSPOSE", "SLICE", "CONCAT", "PAD", "IDENTITY", "CLAMP", "MAX_POOL2D",
     "MAXIMUM", "MINIMUM", "REDUCE_MAX", "REDUCE_MIN", "TILE", "REVERSE", "GATHER", "SELECT",
+    "SCATTER",
 })  # fmt: skip
 SUMS = frozenset({"ADD", "SUB"})
 WEIGHTED = frozenset({"CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D"})

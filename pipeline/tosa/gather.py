@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit, layout
+from pipeline.tosa import emit, layout, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 
 
@@ -61,6 +61,30 @@ def linear_indices(ctx, node, lookup: Lookup, indices: Sequence[np.ndarray]) -> 
     return flat
 
 
+def runtime_rows(ctx, node, lookup: Lookup, indices: Sequence[fx.Node]) -> tuple[str, tuple]:
+    """Index tensors computed at run time (broadcast together, in range, non-negative) as one
+    int32 tensor of flat row numbers, ``(i0 * K1 + i1) * K2 + ...`` (int32 MUL and ADD), in
+    torch order: ``(tensor, order)`` as ``gather`` takes it."""
+    dims = lookup.shape[lookup.first : lookup.first + lookup.count]
+    shape = tuple(np.broadcast_shapes(*(torch_shape(i) for i in indices)))
+    order = tuple(range(len(shape)))
+    flat = None
+    for index, size in zip(indices, dims):
+        have = (1,) * (len(shape) - len(torch_shape(index))) + torch_shape(index)
+        rows = emit.relayout(ctx, node, ctx.tensor(index), dim_order(index), have, order)
+        if flat is not None:
+            scale = ctx.const(f"{node.name}_row_size", np.full((1,) * len(shape), size), "int32")
+            scaled = ctx.temp(node, "rows_scaled", ctx.graph.tensors[flat].shape, "int32")
+            shift = ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8",
+                                        any_profile=True)  # fmt: skip
+            ctx.emit("MUL", [flat, scale, shift], [scaled], node)
+            summed = ctx.temp(node, "rows", np.broadcast_shapes(shape, have), "int32")
+            ctx.emit("ADD", [scaled, rows], [summed], node)
+            rows = summed
+        flat = rows
+    return movement.tile(ctx, node, flat, shape), order
+
+
 def gather(ctx: LoweringContext, node: fx.Node, lookup: Lookup, rows) -> None:
     """``node``'s output: ``lookup`` at ``rows`` - a constant array of flat row numbers, or a
     TOSA int32 tensor of torch shape ``torch_shape(rows_node)`` given as (tensor, order)."""
@@ -82,19 +106,7 @@ def _table(ctx, node, lookup: Lookup) -> str:
 
 
 def _constant_rows(ctx, node, table: str, rows: np.ndarray) -> str:
-    n, _, c = ctx.graph.tensors[table].shape
-    rows = rows.reshape(-1)
-    if rows.size and np.array_equal(rows, rows[0] + np.arange(rows.size)):  # consecutive
-        out = ctx.temp(node, "rows", (n, rows.size, c), ctx.graph.tensors[table].dtype)
-        inputs = [
-            table,
-            ctx.const(f"{node.name}_start", [0, int(rows[0]), 0], "shape"),
-            ctx.const(f"{node.name}_size", [n, rows.size, c], "shape"),
-        ]
-        ctx.emit("SLICE", inputs, [out], node)
-        return out
-    indices = ctx.const(f"{node.name}_indices", np.tile(rows, (n, 1)), "int32")
-    return emit_gather(ctx, node, table, indices)
+    return movement.take(ctx, node, table, 1, rows.reshape(-1))
 
 
 def _dynamic_rows(ctx, node, table: str, rows: str, order: Sequence[int]) -> str:

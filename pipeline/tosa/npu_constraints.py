@@ -11,14 +11,17 @@ and -U65 add the rules below.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from tosa.Attribute import Attribute
 from tosa.AvgPool2dAttribute import AvgPool2dAttribute
 from tosa.DType import DType
 from tosa.Op import Op
+from tosa.ReduceSumAttribute import ReduceSumAttribute
 from tosa.ResizeAttribute import ResizeAttribute
 from tosa.ResizeMode import ResizeMode
 from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
@@ -46,6 +49,7 @@ class Tensor:
     name: str
     dtype: str
     shape: tuple[int, ...]
+    values: tuple[int, ...] = ()  # a small integer constant's values (zero points, ...)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,33 @@ def _resize_attrs(raw) -> dict:
     return {"mode": _RESIZE_MODES.get(table.Mode(), "UNKNOWN")}
 
 
+def _reduce_sum_attrs(raw) -> dict:
+    table = ReduceSumAttribute()
+    table.Init(raw.Bytes, raw.Pos)
+    return {"axis": table.Axis()}
+
+
+_SMALL_CONSTANT = {"int8": np.int8, "int16": np.int16, "int32": np.int32}
+
+
+def _values(t, dtype: str) -> tuple[int, ...]:
+    """The values of a constant of at most four integers (zero points, shifts)."""
+    if dtype not in _SMALL_CONSTANT or t.DataIsNone() or t.DataLength() > 16:
+        return ()
+    data = np.frombuffer(t.DataAsNumpy().tobytes(), _SMALL_CONSTANT[dtype])
+    return tuple(int(v) for v in data[:4])
+
+
+def _note_producers(operators: list[Operator]) -> None:
+    """REDUCE_SUM: whether its input is a RESCALE that subtracts a zero point (Vela then runs
+    the pair as one CONV2D, with that operator's limits)."""
+    producers = {t.name: op for op in operators for t in op.outputs}
+    for op in operators:
+        source = producers.get(op.inputs[0].name) if op.op == "REDUCE_SUM" else None
+        if source is not None and source.op == "RESCALE" and len(source.inputs) > 3:
+            op.attrs["input_zero_point"] = next(iter(source.inputs[3].values), 0)
+
+
 def _tensor(tensors: dict, name: bytes) -> Tensor:
     """A tensor of the block, or a ``shape`` value (TOSA keeps those in a list of their own)."""
     return tensors.get(name.decode()) or Tensor(name.decode(), "shape", ())
@@ -91,7 +122,8 @@ def read_operators(path: Path) -> list[Operator]:
     for i in range(block.TensorsLength()):
         t = block.Tensors(i)
         shape = tuple(t.Shape(j) for j in range(t.ShapeLength()))
-        tensors[t.Name().decode()] = Tensor(t.Name().decode(), _DTYPE_NAMES[t.Type()], shape)
+        dtype = _DTYPE_NAMES[t.Type()]
+        tensors[t.Name().decode()] = Tensor(t.Name().decode(), dtype, shape, _values(t, dtype))
     operators = []
     for i in range(block.OperatorsLength()):
         raw = block.Operators(i)
@@ -106,6 +138,8 @@ def read_operators(path: Path) -> list[Operator]:
             attrs = _resize_attrs(raw.Attribute())
         elif raw.AttributeType() == Attribute.TransposeConv2dAttribute:
             attrs = _transpose_conv_attrs(raw.Attribute())
+        elif raw.AttributeType() == Attribute.ReduceSumAttribute:
+            attrs = _reduce_sum_attrs(raw.Attribute())
         operators.append(
             Operator(
                 _OP_NAMES.get(raw.Op(), "UNKNOWN"),
@@ -115,6 +149,7 @@ def read_operators(path: Path) -> list[Operator]:
                 attrs,
             )
         )
+    _note_producers(operators)
     return operators
 
 
@@ -140,9 +175,12 @@ _NO_MASKS = (
 _U55_INSTEAD = {
     **dict.fromkeys(("EQUAL", "GREATER", "GREATER_EQUAL", "SELECT", "LOGICAL_AND",
                      "LOGICAL_OR", "LOGICAL_XOR", "LOGICAL_NOT"), _NO_MASKS),
-    "GATHER": "Ethos-U55/U65 have no GATHER and their variant looks up int8 values and "
-    "constant int16 tables only: look other rows up outside the model and pass the looked-up "
-    "tensor as the input",
+    "GATHER": "Ethos-U55/U65 have no GATHER and their variant looks up int8 and int16 "
+    "values only: look other rows up outside the model and pass the looked-up tensor as the "
+    "input",
+    "SCATTER": "Ethos-U55/U65 have no SCATTER and their variant writes rows at constant "
+    "indices only: make the indices constants (a buffer, torch.arange) or write outside the "
+    "model",
 }  # fmt: skip
 
 
@@ -214,9 +252,66 @@ def _u55_transpose_conv(op: Operator):
     return None
 
 
+# What Vela 5.2 rejects on U55/U65 beyond its table's wording, each measured against Vela
+# itself (tests/tosa/test_npu_constraints_u55.py), found by benchmarks/bench_op_parity.py.
+MAX_AXIS = 65536
+
+
+def _u55_transpose_size(op: Operator):
+    """Any axis over 65536 fails; from rank 5 so do three axes over 65536 elements together
+    (Vela's table says 'any N-2 axes', but lets rank 4 pass with two axes of 300 and rank 6
+    with four axes of 128,000 elements; three axes is where it fails, measured)."""
+    if op.op != "TRANSPOSE":
+        return None
+    shape = op.inputs[0].shape
+    if max(shape, default=1) > MAX_AXIS:
+        return f"have no axis over {MAX_AXIS}", f"shape {list(shape)}"
+    if len(shape) >= 5 and math.prod(sorted(shape)[-3:]) > MAX_AXIS:
+        return f"have at most {MAX_AXIS} elements in any three axes from rank 5", (
+            f"shape {list(shape)}"
+        )
+    return None
+
+
+def _u55_reduce_sum(op: Operator):
+    """Along a non-channel axis, the axes before it and the axes after it must each hold at
+    most 65536 values (Vela's table); when the sum's input RESCALE subtracts a zero point Vela
+    runs the pair as one CONV2D, and then the reduced axis must be at most 65536 too
+    (measured: with zero point 0 it sums 140,000 values)."""
+    if op.op != "REDUCE_SUM" or "axis" not in op.attrs:
+        return None
+    shape, axis = op.inputs[0].shape, op.attrs["axis"]
+    before, after = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+    if axis != len(shape) - 1 and max(before, after) > MAX_AXIS:
+        return f"have at most {MAX_AXIS} values before and after a non-channel axis it sums", (
+            f"shape {list(shape)} summed along axis {axis}"
+        )
+    zero_point = op.attrs.get("input_zero_point", 0)
+    if zero_point and shape[axis] > MAX_AXIS:
+        return f"sum at most {MAX_AXIS} values of an input with a zero point", (
+            f"{shape[axis]} values with zero point {zero_point}"
+        )
+    return None
+
+
+def _u55_reduce_max_min(op: Operator):
+    if op.op in ("REDUCE_MAX", "REDUCE_MIN") and op.inputs[0].dtype not in ("int8", "int16"):
+        return "take int8 or int16 values", op.inputs[0].dtype
+    return None
+
+
+def _u55_resize_batch(op: Operator):
+    """Vela runs a RESIZE as an upscaling AVG_POOL2D of batch 1 (it does not split the batch
+    as it does for a pool of its own): 'Non-passthrough operation (AvgPool)'."""
+    if op.op == "RESIZE" and op.inputs[0].shape[0] != 1:
+        return "have batch 1", f"batch {op.inputs[0].shape[0]}"
+    return None
+
+
 _U55 = (
     _integer_only, _u55_supported, _u55_no_bool, _u55_avg_pool, _u55_int8_only,
-    _u55_transpose, _u55_resize, _u55_transpose_conv,
+    _u55_transpose, _u55_resize, _u55_transpose_conv, _u55_transpose_size, _u55_reduce_sum,
+    _u55_reduce_max_min, _u55_resize_batch,
 )  # fmt: skip
 RULES: dict[str, tuple[Rule, ...]] = {
     "u55": _U55,

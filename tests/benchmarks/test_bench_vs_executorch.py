@@ -1,8 +1,7 @@
-"""benchmarks/bench_vs_executorch.py without ExecuTorch: its --help and its model table."""
+"""benchmarks/bench_vs_executorch.py without ExecuTorch: its --help and how it reads models."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import subprocess
 import sys
@@ -31,47 +30,49 @@ def test_help_runs_without_executorch():
                           text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("usage: bench_vs_executorch.py")
-    for option in ("--models", "--npus", "--keep", "--json", "--end-to-end"):
+    for option in ("--targets", "--models", "--npus", "--keep", "--json", "--end-to-end",
+                   "--observers", "--sqnr-inputs", "--sqnr-only"):
         assert option in proc.stdout
 
 
-def test_model_table_parses(bench):
-    entries = bench.model_table()
+def test_models_come_from_a_targets_file(bench):
+    entries = bench.model_entries(ROOT / "targets.yaml")
     names = [e.name for e in entries]
     assert names[:2] == ["add", "cnn"]
-    assert len(set(names)) == len(names)
-    for entry in entries:
-        assert entry.path.parent == ROOT / "models" and entry.path.suffix == ".py"
-        assert entry.attr.isidentifier()
+    cnn = entries[1]
+    assert (cnn.path, cnn.attr) == (ROOT / "models" / "cnn.py", "SmallCNN")
+    assert cnn.inputs[0]["shape"] == [1, 3, 32, 32] and cnn.factory is None
+    assert cnn.calibration["samples"] == 16 and cnn.observer == "mse"  # the default
 
 
-def test_model_table_names_classes_the_files_define(bench):
-    """Every table entry whose file exists names a class of that file."""
-    present = [e for e in bench.model_table() if e.path.is_file()]
-    assert {"add", "cnn"} <= {e.name for e in present}
-    for entry in present:
-        tree = ast.parse(entry.path.read_text())
-        defined = {node.name for node in tree.body
-                   if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
-        assert entry.attr in defined, f"{entry.path.name} must define {entry.attr}"
+def test_any_targets_file_and_its_observer(bench, tmp_path):
+    (tmp_path / "net.py").write_text("import torch\nclass Net(torch.nn.Module):\n"
+                                     "    def forward(self, x):\n        return x\n"
+                                     "def draw():\n    return torch.rand(1, 4)\n")
+    (tmp_path / "t.yaml").write_text(
+        "models:\n  net: {source: net.py:Net, inputs: net.py:draw, seed: 3,\n"
+        "        calibration: {samples: 4, observer: minmax}}\n"
+        "targets:\n  t: {cpu: host, npu: null, models: [net]}\n")
+    (entry,) = bench.select_models(tmp_path / "t.yaml", "net")
+    assert entry.factory == (tmp_path / "net.py", "draw") and entry.inputs == ()
+    assert (entry.seed, entry.observer, entry.calibration["samples"]) == (3, "minmax", 4)
+    assert entry.export_options()["input_factory"] == (tmp_path / "net.py", "draw")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("cnn models/cnn.py", "must be `name path Class`"),
-    ("cnn elsewhere/cnn.py SmallCNN", "path must be models/*.py"),
-    ("cnn models/cnn.py SmallCNN\ncnn models/cnn.py SmallCNN", "listed twice"),
-])
-def test_model_table_rejects_malformed_lines(bench, text, message):
-    with pytest.raises(ValueError, match=message.replace("*", r"\*")):
-        bench.model_table(text)
+def test_unknown_model_names_are_refused_with_the_list(bench):
+    with pytest.raises(SystemExit, match=r"--models must name models of .*targets.yaml "
+                                         r"\(add, cnn, .*\); got nope"):
+        bench.select_models(ROOT / "targets.yaml", "cnn,nope")
 
 
-def test_missing_models_are_skipped_with_a_note(bench, capsys):
-    entries = bench.select_models(None)
-    printed = capsys.readouterr().out
-    for entry in bench.model_table():
-        if entry.path.is_file():
-            assert entry in entries
-        else:
-            assert entry not in entries
-            assert f"note: {entry.name} skipped" in printed
+def test_the_end_to_end_targets_file_loads(bench, tmp_path):
+    """The scratch targets file of --end-to-end holds the models as the user's file has them."""
+    from pipeline.config import load_config
+
+    entries = bench.select_models(ROOT / "targets.yaml", "add,cnn")
+    path = tmp_path / "targets.yaml"
+    path.write_text(bench._scratch_targets_yaml(entries, ["ethos-u55-128", "ethos-u85-256"]))
+    config = load_config(path)
+    assert list(config.models) == ["add", "cnn"]
+    assert config.models["cnn"].calibration.observer == "mse"
+    assert set(config.targets) == {"ethos-u55-128", "ethos-u85-256"}

@@ -134,7 +134,7 @@ INVALID = [
         "(calibration comes from the folder or from random samples, not both); got 3")],
         id="folder-and-seed"),
     pytest.param(ADD + "inputs: [{shape: [1]}]\ncalibration: {observer: kl}\n", [
-        "targets.yaml:5: models.m.calibration.observer: must be one of minmax, histogram; "
+        "targets.yaml:5: models.m.calibration.observer: must be one of mse, minmax, histogram; "
         "got 'kl'"], id="observer"),
     pytest.param(ADD + "inputs: [{shape: [1]}]\ncalibration: 16\n", [
         "targets.yaml:5: models.m.calibration: must be a mapping; got 16"], id="calibration-int"),

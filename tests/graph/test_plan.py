@@ -185,7 +185,7 @@ def test_calibration_observer_reaches_the_quantize_options(tmp_path):
     plan = make_plan(load_config(path), tmp_path / "build")
     assert plan.invocations["quantize:cnn/int8"].options == {"scheme": "int8",
                                                              "observer": "histogram"}
-    assert plan.invocations["quantize:add/int8"].options["observer"] == "minmax"
+    assert plan.invocations["quantize:add/int8"].options["observer"] == "mse"
 
 
 def test_export_code_covers_normalisation_and_the_operators_it_keeps():

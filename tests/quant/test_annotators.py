@@ -42,7 +42,7 @@ def test_shared_and_unsupported_ops():
     assert isinstance(nodes["max_pool2d"].output_qspec, SharedQuantizationSpec)
     assert isinstance(nodes["flatten"].output_qspec, SharedQuantizationSpec)
     assert len(nodes["add"].input_qspec_map) == 2
-    assert nodes["cumsum"] is None  # left float: the lowering reports it, never a fallback
+    assert nodes["cumsum"].output_qspec is not None  # a reduction: qparams of its own
 
 
 class Products(nn.Module):

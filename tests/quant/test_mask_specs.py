@@ -89,3 +89,15 @@ def test_mask_likeness():
     assert not is_mask_like(nodes["scores"]) and not is_mask_like(nodes["where"])
     fill = next(a for a in nodes["where"].args[1:] if a is not nodes["scores"])
     assert is_fill(fill) and not is_fill(nodes["scores"])
+
+
+def test_a_mask_behind_a_shared_observer_links_to_it():
+    """``ids.float().unsqueeze(-1) + x``: the added mask's observer is shared by the cast
+    and the unsqueeze (one module, two names), which the link must still find."""
+
+    class Offsets(nn.Module):
+        def forward(self, ids, x):
+            return (ids + 3).float().unsqueeze(-1) + x
+
+    quantized = quantize(Offsets(), torch.randint(0, 10, (2, 5)), torch.rand(2, 5, 4))
+    assert any(str(n.target) == "aten.add.Tensor" for n in quantized.graph.nodes)

@@ -41,14 +41,14 @@ def test_io_json_follows_forward_arguments_and_outputs(tmp_path):
     assert out["shape"] == [1, 24] and out["layout"] == "torch"
 
 
-class CumSum(nn.Module):
+class CumProd(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
 
     def forward(self, x):
         y = self.conv(x)
-        return torch.cumsum(y, dim=1)  # the unsupported line
+        return torch.cumprod(y, dim=1)  # the unsupported line
 
 
 @pytest.mark.needs_torch
@@ -56,13 +56,13 @@ def test_unsupported_operator_names_op_source_line_and_where(tmp_path):
     line = next(
         i
         for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
-        if "the unsupported line" in text and "torch.cumsum" in text
+        if "the unsupported line" in text and "torch.cumprod" in text
     )
     with pytest.raises(UnsupportedOperatorError) as info:
-        lower_case(CumSum(), [(1, 3, 6, 6)], tmp_path, where="u85-linux/lower")
+        lower_case(CumProd(), [(1, 3, 6, 6)], tmp_path, where="u85-linux/lower")
     message = str(info.value)
-    assert message.startswith("u85-linux/lower: cumsum: operator aten.cumsum.default must be")
-    assert f"test_lower.py:{line} (return torch.cumsum(y, dim=1)" in message
+    assert message.startswith("u85-linux/lower: cumprod: operator aten.cumprod.default must be")
+    assert f"test_lower.py:{line} (return torch.cumprod(y, dim=1)" in message
     assert not (tmp_path / "model.tosa").exists()
 
 
@@ -131,9 +131,9 @@ def test_lower_stage_code_version_covers_the_decompositions_it_runs():
 
 class TwoBlockers(nn.Module):
     def forward(self, x):
-        y = torch.cumsum(x, dim=1)  # first blocker
+        y = torch.cumprod(x, dim=1)  # first blocker
         z = torch.sort(y, dim=-1).values  # second blocker
-        return torch.cumsum(z, dim=2)  # first blocker again
+        return torch.cumprod(z, dim=2)  # first blocker again
 
 
 @pytest.mark.needs_torch
@@ -144,7 +144,7 @@ def test_every_unsupported_operator_is_named_at_once(tmp_path):
     message = str(info.value)
     assert message.startswith("u85-linux/lower: every operator must be one that the TOSA "
                               "lowering supports; got 2 that are not (3 places):")
-    assert "aten.cumsum.default (x2) at " in message and "aten.sort.default (x1) at " in message
-    assert "test_lower.py" in message and "(y = torch.cumsum(x, dim=1)" in message
+    assert "aten.cumprod.default (x2) at " in message and "aten.sort.default (x1) at " in message
+    assert "test_lower.py" in message and "(y = torch.cumprod(x, dim=1)" in message
     assert "(z = torch.sort(y, dim=-1).values" in message
     assert message.count("README.md (Operators lowered today)") == 1

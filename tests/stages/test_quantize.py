@@ -31,8 +31,8 @@ def test_bad_scheme_fails_before_reading_inputs(tmp_path):
 
 
 def test_histogram_observer_is_for_int8_only(tmp_path):
-    with pytest.raises(UserError, match=r"u85/quantize: calibration observer must be minmax for "
-                                        r"a16w8; got 'histogram'"):
+    with pytest.raises(UserError, match=r"u85/quantize: calibration observer must be mse or "
+                                        r"minmax for a16w8; got 'histogram'"):
         quantize(tmp_path / "missing.pt2", tmp_path / "missing.pt", tmp_path / "q.pt2",
                  scheme="a16w8", observer="histogram", where="u85/quantize")
 

@@ -265,3 +265,62 @@ def test_sqnr_rule_catches_systematic_offsets_only(offsets, passed):
     entry = {"name": "y", "scale": 0.01, "zero_point": 0}
     result = compare_int(entry, _runs(np.array(offsets)), tolerance=1)
     assert result["passed"] is passed
+
+
+def test_sqnr_rule_spread_errors_allowed_where_the_graph_errs_anywhere():
+    """Graphs whose arithmetic errs by about 1 LSB anywhere (int48 RESCALEs with 16-bit
+    multipliers, interpolated int16 TABLEs): +-1 on a quarter of the values is within the
+    noise of errors spread over +-1 LSB; a systematic +1 is not."""
+    import numpy as np
+
+    from pipeline.stages.verify_outputs import compare_int, noise_allowance
+
+    entry = {"name": "y", "scale": 0.01, "zero_point": 0}
+    spread = np.resize([1, 0, 0, 0, -1, 0, 0, 0], 200)
+    assert not compare_int(entry, _runs(spread), tolerance=1)["passed"]
+    interpolated = noise_allowance(0.0, 0)
+    assert compare_int(entry, _runs(spread), 1, interpolated)["passed"]
+    systematic = np.ones(200, dtype=np.int64)
+    assert not compare_int(entry, _runs(systematic), 1, interpolated)["passed"]
+    # 16-bit multipliers: a scale 2**-15 off moves every large value the same way
+    assert compare_int(entry, _runs(systematic), 1, noise_allowance(0.0, 1))["passed"]
+    assert not compare_int(entry, _runs(2 * systematic), 1, noise_allowance(0.0, 1))["passed"]
+
+
+def test_non_finite_float_outputs_are_compared_as_integers_only():
+    """A masked score's -inf (masked_fill before a softmax): no integer holds it; the SQNR is
+    taken over the finite values, the integers must still match. A NaN (the float function
+    undefined there) is counted and left out."""
+    import numpy as np
+
+    from pipeline.stages.verify_outputs import compare_int
+
+    entry = {"name": "scores", "scale": 0.01, "zero_point": 0, "qmin": -128}
+    ideal = np.linspace(-1.0, 1.0, 100)
+    ideal[::7] = -np.inf
+    reference = np.where(np.isinf(ideal), -1.28, np.round(ideal / 0.01) * 0.01)
+    got = np.round(reference / 0.01).astype(np.int64)
+    ideal[5], got[5] = np.nan, 77  # acosh below 1: no right integer
+    result = compare_int(entry, [(got, reference, ideal)], tolerance=0)
+    assert result["passed"] and result["max_abs_diff_int"] == 0
+    assert result["undefined_values"] == 1
+    assert result["sqnr_db_vs_float"] == result["sqnr_db_torch_quantized_vs_float"]
+    got[3] += 5
+    assert not compare_int(entry, [(got, reference, ideal)], tolerance=0)["passed"]
+
+
+def test_values_where_the_float_function_is_undefined_are_counted_not_compared():
+    """acos of an input at its domain's edge: torch's float32 dequantize gives 1.0 (acos 0),
+    the float64 exact value of the same integer is just past 1 (NaN). No integer is wrong
+    there: such values are counted as undefined, the others compared."""
+    import numpy as np
+
+    from pipeline.stages.verify_layers import Layer
+
+    layer = Layer("quantize_acos", "acos", "acos", [4], [0], bound=0.5, check="bounded")
+    exact = np.array([np.nan, 10.2, -3.0, np.nan])
+    layer.add(np.array([-128, 10, -3, 5]), (exact, -128, 127), 0.0, 0.5)
+    summary = layer.summary()
+    assert summary["undefined_values"] == 2 and summary["beyond_bound"] == 0
+    layer.add(np.array([0, 12, -3, 0]), (exact, -128, 127), 0.0, 0.5)
+    assert layer.summary()["beyond_bound"] == 1

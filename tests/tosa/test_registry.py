@@ -30,7 +30,7 @@ def test_target_names():
 
     assert registry.target_name(torch.ops.aten.add.Tensor) == "aten.add.Tensor"
     assert registry.target_name(markers.rescale) == "tosa.rescale"
-    assert registry.visitor_for(torch.ops.aten.cumsum.default) is None
+    assert registry.visitor_for(torch.ops.aten.cumprod.default) is None
 
 
 def test_a_target_cannot_have_two_visitors():

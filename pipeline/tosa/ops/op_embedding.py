@@ -4,8 +4,9 @@ rows, or SLICE when constant indices are consecutive (``pipeline/tosa/gather.py`
 ``nn.Embedding``'s ``padding_idx`` only changes training, so the lookup ignores it. In an
 int8 graph the table is one int8 tensor with per-tensor qparams that the output shares (the
 quantizer's rule): the looked-up rows are the table's own integers. Several index tensors
-(``mask[batch, positions]``, as HF's mask building leaves it) must be adjacent and, but for
-one, constant: they are folded into one flat row number per element.
+(``mask[batch, positions]``, as HF's mask building leaves it) must be adjacent: they are
+folded into one flat row number per element (at run time by int32 MUL/ADD when any is not
+constant).
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ def _rows(ctx: LoweringContext, node: fx.Node, lookup: gather.Lookup, indices: l
     if all(c is not None for c in constants):
         return gather.linear_indices(ctx, node, lookup, [c.numpy() for c in constants])
     if len(indices) > 1:
-        raise ctx.unsupported(
-            node, "several index tensors computed at run time", "one, or constant ones"
-        )
+        return gather.runtime_rows(ctx, node, lookup, indices)
     return ctx.tensor(indices[0]), dim_order(indices[0])
 
 

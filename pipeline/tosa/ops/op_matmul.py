@@ -3,7 +3,8 @@
 TOSA MATMUL is ``[N, H, C] x [N, C, W] -> [N, H, W]`` with int32 results (int8 inputs, zero
 points as operands) or int48 (int16), in units of ``a_scale * b_scale``; one RESCALE moves it
 to the output's qparams. Leading batch dims are flattened into N (they must be equal: no
-broadcasting), and operands are first put in torch's dim order (4-D values are NHWC).
+broadcasting; a 1-D operand is a row or a column, as torch.matmul reads it), and operands
+are first put in torch's dim order (4-D values are NHWC).
 Linear layers with constant weights never come here (see op_linear.py); ``x @ W`` with a
 constant [in, out] ``W`` is one too and goes to op_mm.py.
 """
@@ -21,10 +22,23 @@ from pipeline.tosa.ops.op_mm import visit_weighted_product
 from pipeline.tosa.registry import lowers
 
 
-def _as_rank3(ctx: LoweringContext, node: fx.Node, x: fx.Node) -> str:
-    shape = torch_shape(x)
-    rank3 = (math.prod(shape[:-2]), *shape[-2:])
+def _as_rank3(ctx: LoweringContext, node: fx.Node, x: fx.Node, rank3) -> str:
     return emit.relayout(ctx, node, ctx.tensor(x), dim_order(x), rank3, (0, 1, 2))
+
+
+def _operand_shapes(shape_a, shape_b) -> tuple[tuple, tuple] | None:
+    """The [N, H, C] x [N, C, W] views of torch.matmul's operands, or None when the batch
+    dims differ (broadcast). A 1-D operand is a row (``v @ M``) or a column (``M @ v``, the
+    batch dims of ``M`` becoming rows) as torch.matmul reads it."""
+    if len(shape_b) == 1:
+        return (1, math.prod(shape_a[:-1]), shape_a[-1]), (1, shape_b[0], 1)
+    if len(shape_a) == 1:
+        if len(shape_b) != 2:
+            return None
+        return (1, 1, shape_a[0]), (1, *shape_b)
+    if shape_a[:-2] != shape_b[:-2]:
+        return None
+    return (math.prod(shape_a[:-2]), *shape_a[-2:]), (math.prod(shape_b[:-2]), *shape_b[-2:])
 
 
 @lowers("aten.matmul.default", "aten.bmm.default")
@@ -34,19 +48,20 @@ def visit_matmul(node: fx.Node, ctx: LoweringContext) -> None:
     if ctx.const_value(b) is not None and len(shape_b) == 2:
         visit_weighted_product(node, ctx, a, b, None)
         return
-    if len(shape_a) < 2 or shape_a[:-2] != shape_b[:-2]:
+    views = _operand_shapes(shape_a, shape_b)
+    if views is None:
         raise ctx.unsupported(
-            node, f"operands {shape_a} and {shape_b}", "operands of rank >= 2, equal batch dims"
+            node, f"operands {shape_a} and {shape_b}", "equal batch dims, or a 1-D operand"
         )
     qa, qb, out_q = ctx.qparams(a), ctx.qparams(b), ctx.qparams(node)
-    batch, rows, cols = math.prod(shape_a[:-2]), shape_a[-2], shape_b[-1]
+    batch, rows, cols = views[0][0], views[0][1], views[1][2]
     dtype = ACC_TYPES[qa.dtype] if qa else "fp32"
     product = ctx.temp(node, "product", (batch, rows, cols), dtype)
     zero_points = [
         ctx.zero_point(f"{node.name}_a_zp", qa.zero_point if qa else 0, ctx.dtype(a)),
         ctx.zero_point(f"{node.name}_b_zp", qb.zero_point if qb else 0, ctx.dtype(b)),
     ]
-    operands = [_as_rank3(ctx, node, a), _as_rank3(ctx, node, b)]
+    operands = [_as_rank3(ctx, node, a, views[0]), _as_rank3(ctx, node, b, views[1])]
     ctx.emit("MATMUL", [*operands, *zero_points], [product], node)
     if out_q is not None:
         product = emit.rescale(

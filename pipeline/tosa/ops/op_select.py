@@ -1,4 +1,4 @@
-"""aten.select.int -> SLICE (one index along the dim) -> RESHAPE (drop that dim)."""
+"""aten.select.int / select_copy.int -> SLICE (one index along the dim) -> RESHAPE (drop it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 
 
-@lowers("aten.select.int")
+@lowers("aten.select.int", "aten.select_copy.int")
 def visit_select(node: fx.Node, ctx: LoweringContext) -> None:
     x, dim, index = node.args[0], node.args[1], node.args[2]
     in_shape = torch_shape(x)

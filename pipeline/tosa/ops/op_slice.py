@@ -1,33 +1,36 @@
-"""aten.slice.Tensor (``x[:, a:b]``, step 1) -> SLICE in the tensor's TOSA dim order.
+"""aten.slice.Tensor (``x[:, a:b]``, ``narrow``, ``split``; ``x[..., 1::2]``) -> SLICE in the
+tensor's TOSA dim order.
 
-Strided slices (``x[..., ::2]``) have no single TOSA operator and are reported.
+A step above 1 is a SLICE of the axis seen as ``[outer, count, step, inner]`` blocks
+(``movement.strided``): two RESHAPEs that move nothing and one SLICE (two when the blocks do
+not start at the axis' start), on every Ethos-U.
 """
 
 from __future__ import annotations
 
 from torch import fx
 
+from pipeline.tosa import emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
+
+
+def bounds(size: int, start, end) -> tuple[int, int]:
+    """torch's clamped ``[start, end)`` of a slice along a dim of ``size``."""
+    start, end = int(0 if start is None else start), int(size if end is None else end)
+    start = min(max(start + size if start < 0 else start, 0), size)
+    end = min(max(end + size if end < 0 else end, 0), size)
+    return start, max(start, end)
 
 
 @lowers("aten.slice.Tensor")
 def visit_slice(node: fx.Node, ctx: LoweringContext) -> None:
     args = list(node.args) + [None] * (5 - len(node.args))
-    x, dim, start, _, step = args[:5]
-    if (step or 1) != 1:
-        raise ctx.unsupported(node, f"step={step}", "step=1")
+    x, dim, start, end, step = args[:5]
     in_shape = torch_shape(x)
     dim = int(dim or 0) % len(in_shape)
-    start = int(start or 0)
-    start = max(0, start + in_shape[dim] if start < 0 else min(start, in_shape[dim]))
+    start, _ = bounds(in_shape[dim], start, end)
     axis = list(dim_order(x)).index(dim)
-    out = ctx.define(node)
-    size = list(ctx.graph.tensors[out].shape)
-    begin = [start if i == axis else 0 for i in range(len(size))]
-    inputs = [
-        ctx.tensor(x),
-        ctx.const(f"{node.name}_start", begin, "shape"),
-        ctx.const(f"{node.name}_size", size, "shape"),
-    ]
-    ctx.emit("SLICE", inputs, [out], node)
+    count = torch_shape(node)[dim]
+    picked = movement.strided(ctx, node, ctx.tensor(x), axis, start, int(step or 1), count)
+    emit.relayout(ctx, node, picked, dim_order(x), torch_shape(node), dim_order(node), True)

@@ -22,6 +22,8 @@ from pipeline.tosa.passes import (
     remove_reshape_chains_pass,
     replace_bools_pass,
     replace_gather_pass,
+    replace_int_ops_pass,
+    replace_scatter_pass,
     split_bilinear_resize_pass,
     split_global_pool_pass,
     split_permutes_pass,
@@ -139,11 +141,26 @@ NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
             "TRANSPOSE, the cheap row move on U55.",
         ),
         Pass(
+            "replace_scatter",
+            "tosa",
+            replace_scatter_pass.run,
+            "before replace_gather, which turns the GATHER it leaves into a one-hot product: "
+            "Vela places no SCATTER on Ethos-U55/U65.",
+        ),
+        Pass(
             "replace_gather",
             "tosa",
             replace_gather_pass.run,
             "after every common pass: Vela places no GATHER on Ethos-U55/U65; a one-hot "
             "CONV2D/MATMUL gives its integers (U85 runs the native GATHER).",
+        ),
+        Pass(
+            "replace_int_ops",
+            "tosa",
+            replace_int_ops_pass.run,
+            "after every common pass, before replace_bools (independent: it rewrites integer "
+            "tensors only): Vela places no BITWISE_* and no flooring right shift on "
+            "Ethos-U55/U65; shifts, ADD and SUB give the same integers.",
         ),
         Pass(
             "replace_bools",

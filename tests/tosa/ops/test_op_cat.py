@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -49,3 +49,19 @@ def test_cat_of_conv_branches(tmp_path):
     case, report = run_case(ConvBranches(), [(1, 3, 8, 8)], tmp_path)
     assert report["passed"]
     assert case.ops()[-1] == "CONCAT"
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize(
+    "dim, shape",
+    [pytest.param(1, (2, 6, 3), id="stack_rank3_dim1"),
+     pytest.param(0, (257,), id="stack_rank1_257"),
+     pytest.param(-1, (1, 3, 4, 5), id="stack_nchw_last")],
+)  # fmt: skip
+def test_stack_is_a_concat(dim, shape, dtype, tmp_path):
+    module = Fn(lambda m, x, y: torch.stack([x, y, x], dim))
+    case, report = run_case(module, [shape, shape], tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
+    assert "CONCAT" in case.ops()

@@ -40,3 +40,21 @@ def test_integer_bits(tmp_path):
     case, report = run_case(IntegerBits(), [integers((2, 5), 8), integers((2, 5), 8)], tmp_path)
     assert report["passed"]
     assert {"BITWISE_AND", "BITWISE_OR", "BITWISE_NOT", "LOGICAL_AND"} <= set(case.ops())
+
+
+class BitsWithNumbers(nn.Module):
+    """The Scalar forms: ``ids & 1``, ``flags | 4``, ``x ^ 0xFF``, and on a bool mask."""
+
+    def forward(self, a, mask):
+        return a & 1, a | 4, a ^ 0xFF, a & -16, mask & True, mask ^ True
+
+
+@pytest.mark.parametrize("dtype", [INT8, FP])
+def test_bitwise_with_numbers(dtype, tmp_path):
+    ids = lambda g: torch.randint(-3000, 3000, (3, 257), generator=g)  # noqa: E731
+    case, report = run_case(BitsWithNumbers(), [ids, booleans((3, 257))], tmp_path, dtype)
+    assert report["passed"]
+    assert all(o["max_abs_diff"] == 0 for o in report["outputs"])
+    assert {"BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "LOGICAL_AND", "LOGICAL_XOR"} <= set(
+        case.ops()
+    )

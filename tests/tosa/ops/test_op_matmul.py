@@ -45,3 +45,29 @@ def test_matmul_matches_torch(module, shapes, dtype, tmp_path):
 def test_broadcast_batch_is_unsupported(tmp_path):
     with pytest.raises(UnsupportedOperatorError, match="equal batch dims"):
         run_case(Matmul(), [(2, 3, 4), (1, 4, 5)], tmp_path)
+
+
+class MatrixVector(nn.Module):
+    """``M @ v`` and ``v @ M`` with a 1-D activation (torch.matmul's vector forms)."""
+
+    def __init__(self, vector_first: bool = False):
+        super().__init__()
+        self.vector_first = vector_first
+
+    def forward(self, m, v):
+        return v @ m if self.vector_first else m @ v
+
+
+@pytest.mark.parametrize(
+    "module, shapes",
+    [
+        pytest.param(MatrixVector(), [(4, 8), (8,)], id="matrix_vector"),
+        pytest.param(MatrixVector(), [(2, 3, 8), (8,)], id="batched_matrix_vector"),
+        pytest.param(MatrixVector(vector_first=True), [(8, 5), (8,)], id="vector_matrix"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_vector_operand_matches_torch(module, shapes, dtype, tmp_path):
+    case, report = run_case(module, shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops().count("MATMUL") == 1

@@ -51,3 +51,21 @@ def test_max_pool2d_ceil_mode_pads_the_last_window(module, shape, dtype, tmp_pat
     if dtype != FP:
         assert report["outputs"][0]["max_abs_diff_int"] == 0
     assert case.ops() == ["MAX_POOL2D"]
+
+
+class UnbatchedPools(nn.Module):
+    """Pools of a (C, H, W) image, as a model fed one image without a batch dimension writes
+    them: max, average and adaptive average."""
+
+    def forward(self, image):
+        image = nn.functional.max_pool2d(image, 2)
+        image = nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+        return nn.functional.adaptive_avg_pool2d(image, 2) + 1.0
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_unbatched_pools_pool_a_batch_of_one(dtype, tmp_path):
+    """Normalisation reshapes a (C, H, W) pool's input to (1, C, H, W) and back."""
+    case, report = run_case(UnbatchedPools(), [(3, 8, 8)], tmp_path, dtype)
+    assert report["passed"]
+    assert {"MAX_POOL2D", "AVG_POOL2D"} <= set(case.ops())

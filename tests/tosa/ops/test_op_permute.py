@@ -3,7 +3,7 @@
 import pytest
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -45,3 +45,17 @@ def test_permute_matches_torch_exactly(module, shape, ops, dtype, tmp_path):
     case, report = run_case(module, [shape], tmp_path, dtype)
     assert report["passed"]
     assert case.ops() == ops
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize(
+    "fn, shape",
+    [pytest.param(lambda m, x: nn.functional.pixel_shuffle(x, 2), (1, 8, 3, 4), id="shuffle_2"),
+     pytest.param(lambda m, x: nn.functional.pixel_unshuffle(x, 2), (1, 2, 6, 4), id="unshuffle_2"),
+     pytest.param(lambda m, x: nn.PixelShuffle(3)(x), (2, 9, 1, 5), id="shuffle_3_batch2")],
+)  # fmt: skip
+def test_pixel_shuffle_is_exact(fn, shape, dtype, tmp_path):
+    case, report = run_case(Fn(fn), [shape], tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0

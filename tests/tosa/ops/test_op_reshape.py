@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -53,3 +53,18 @@ def test_reshapes_fp32_move_data_like_int8(fn, shape, ops, tmp_path):
     assert report["passed"]
     assert report["outputs"][0]["max_abs_diff"] == 0.0
     assert case.ops() == ops
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize(
+    "fn, shape",
+    [pytest.param(lambda x: x.unflatten(1, (2, 3)), (2, 6, 3), id="unflatten_rank3_to_4"),
+     pytest.param(lambda x: x.unflatten(0, (1, 257)), (257,), id="unflatten_rank1_257"),
+     pytest.param(lambda x: x.unflatten(-1, (2, 2, 2)), (1, 3, 8), id="unflatten_to_rank5")],
+)  # fmt: skip
+def test_unflatten_is_a_reshape(fn, shape, dtype, tmp_path):
+    case, report = run_case(Reshape(fn), [shape], tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
+    assert "RESHAPE" in case.ops()

@@ -1,9 +1,10 @@
 """aten.select (and unbind, which the quantizer rewrites into selects) -> SLICE + RESHAPE."""
 
 import pytest
+import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -27,6 +28,8 @@ SHAPES = [
     pytest.param(Select(0, 2), (3, 4, 5), id="rank3_first_dim"),
     pytest.param(Select(1, -1), (1, 4, 5, 6), id="nhwc_channel_to_rank3"),
     pytest.param(Select(2, 1), (1, 2, 3, 4, 5), id="rank5"),
+    pytest.param(Fn(lambda m, x: torch.select_copy(x, 1, 2)), (2, 6, 3), id="select_copy"),
+    pytest.param(Fn(lambda m, x: torch.select_copy(x, 0, -1)), (800,), id="select_copy_rank1_800"),
 ]
 
 

@@ -1,9 +1,10 @@
 """expand / repeat of computed values -> TILE: bit-exact against torch's quantized graph."""
 
 import pytest
+import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, booleans, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, booleans, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -46,4 +47,24 @@ def test_expand_of_a_bool_mask(tmp_path):
     case, report = run_case(ExpandMask(), [booleans((2, 6))], tmp_path)
     assert report["passed"]
     assert case.io()["outputs"][0]["dtype"] == "bool"
+    assert "TILE" in case.ops()
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize(
+    "fn, shape",
+    [
+        pytest.param(lambda m, x: x.expand(2, 4, 6, 3), (4, 1, 3), id="expand_new_dim"),
+        pytest.param(lambda m, x: torch.broadcast_to(x, (4, 257, 3)), (4, 1, 3),
+                     id="broadcast_to_257"),
+        pytest.param(lambda m, x: x.repeat(2, 1, 3), (2, 6, 3), id="repeat_rank3"),
+        pytest.param(lambda m, x: x.repeat(800), (1,), id="repeat_rank1_800"),
+        pytest.param(lambda m, x: x.expand(1, 2, 3, 4, 5), (1, 1, 3, 1, 5), id="expand_rank5"),
+    ],
+)  # fmt: skip
+def test_expand_and_repeat_shapes(fn, shape, dtype, tmp_path):
+    case, report = run_case(Fn(fn), [shape], tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
     assert "TILE" in case.ops()

@@ -9,7 +9,7 @@ from torch import nn
 
 from pipeline.stages.verify import _from_tosa, _to_tosa
 from pipeline.tosa.reference_model import run_reference_model
-from tests.tosa.lowering_cases import A16W8, FP, INT8, booleans, integers, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, booleans, integers, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -175,3 +175,19 @@ def test_where_of_integers(tmp_path):
     assert report["passed"]
     assert [o["dtype"] for o in case.io()["outputs"]] == ["int32", "int32"]
     assert case.ops().count("SELECT") == 2
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize(
+    "fn, shape",
+    [pytest.param(lambda m, x: torch.tril(x), (2, 6, 6), id="tril"),
+     pytest.param(lambda m, x: torch.triu(x, 1), (1, 3, 5, 5), id="triu_diagonal1_nchw"),
+     pytest.param(lambda m, x: x * torch.tril(torch.ones(8, 8)), (2, 8, 8), id="tril_of_constant")],
+)  # fmt: skip
+def test_tril_triu_are_a_constant_mask(fn, shape, dtype, tmp_path):
+    """tril/triu decompose to a where with a constant mask (tril of a constant folds)."""
+    case, report = run_case(Fn(fn), [shape], tmp_path, dtype)
+    assert report["passed"]
+    if "SELECT" in case.ops():
+        output = report["outputs"][0]
+        assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0

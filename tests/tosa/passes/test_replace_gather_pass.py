@@ -66,7 +66,9 @@ CASES = {
 }  # fmt: skip
 
 
-A16W8_TABLES = ["embedding_1000x64", "token_and_position"]  # int16 tables: two int8 CONV2Ds
+# int16 tables: two int8 CONV2Ds; int16 values computed at run time: split at run time into
+# two int8 MATMULs; constant rows of values computed at run time: the one-hot is the weights
+# of a CONV2D over the values (int16 too), or SLICEs + CONCAT of the rows' runs.
 
 
 @pytest.mark.needs_tosa_ref
@@ -80,10 +82,7 @@ def test_one_hot_product_gives_the_gather_integers_bit_for_bit(name, spec, dtype
     module, shapes, ranges = CASES[name]
     graph, after = lowered(module, shapes, tmp_path / "case", spec, dtype)
     assert "GATHER" in graph.op_counts()
-    replaced = dtype == INT8 or name in A16W8_TABLES  # int16 rows computed at run time stay
-    assert ("GATHER" not in after.op_counts()) == replaced
-    if not replaced:
-        return
+    assert "GATHER" not in after.op_counts()
     assert after.outputs == graph.outputs
     serialize.write(graph, tmp_path / "gather.tosa")
     serialize.write(after, tmp_path / "one_hot.tosa")
@@ -100,7 +99,7 @@ def test_one_hot_product_gives_the_gather_integers_bit_for_bit(name, spec, dtype
 @pytest.mark.parametrize(
     "name, dtype",
     [("embedding_1000x64", INT8), ("gather_tokens_runtime_values", INT8),
-     ("embedding_1000x64", A16W8)],
+     ("embedding_1000x64", A16W8), ("gather_tokens_runtime_values", A16W8)],
 )  # fmt: skip
 def test_ethos_u55_places_the_one_hot_form(name, dtype, tmp_path):
     module, shapes, _ = CASES[name]
@@ -116,3 +115,31 @@ def load_ops(path):
     from pipeline.tosa.npu_constraints import read_operators
 
     return read_operators(path)
+
+
+@pytest.mark.needs_tosa_ref
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+@pytest.mark.parametrize(
+    "name, fn, shape, form",
+    [("scattered_rows", lambda m, x: x[:, torch.tensor([5, 0, 7, 2, 2])], (2, 8, 16), "CONV2D"),
+     ("elements", lambda m, x: x[..., torch.tensor([3, 0, 1])], (4, 6), "CONV2D"),
+     ("roll_of_wide_rows", lambda m, x: torch.roll(x, 100, 1), (1, 257, 64), "CONCAT")],
+)  # fmt: skip
+def test_constant_rows_by_weights_or_runs(name, fn, shape, form, dtype, tmp_path):
+    """A GATHER at constant rows (forced in the common graph): the variant's one-hot CONV2D or
+    SLICEs + CONCAT give its integers bit for bit."""
+    from pipeline.tosa import movement
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(movement, "pieces_cheaper", lambda *args: False)  # always a GATHER
+        patch.setattr(movement, "MAX_ONE_HOT", 0)
+        graph, after = lowered(Fn(fn), [shape], tmp_path / "case", INT16, dtype)
+    assert "GATHER" in graph.op_counts() and "GATHER" not in after.op_counts()
+    assert form in after.op_counts()
+    serialize.write(graph, tmp_path / "gather.tosa")
+    serialize.write(after, tmp_path / "replaced.tosa")
+    feeds = _feeds(graph, np.random.default_rng(0), [], None)
+    want = run_reference_model(tmp_path / "gather.tosa", feeds, graph.outputs, where="gather")
+    got = run_reference_model(tmp_path / "replaced.tosa", feeds, graph.outputs, where="replaced")
+    for y in graph.outputs:
+        np.testing.assert_array_equal(got[y], want[y])

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""NPU cycles of the elementwise operators (TABLE family, rounding, division, integer ops) on
+Ethos-U55-128 and Ethos-U85-256 at one shape.
+
+Usage: .venv/bin/python benchmarks/bench_elementwise.py [--dtype int8|a16w8] [--only a,b]
+
+Each case of ``tests/tosa/elementwise_cases.py`` (a module as users write it, 1x16x16x16
+inputs) is quantized (integer-tensor cases are not), lowered, verified against torch (max
+|diff| in output LSBs over the layers and outputs) and compiled by Vela for each NPU from
+that NPU's variant of the graph; a row per case: the U55 variant's TOSA operators, cycles
+and NPU operator share per NPU, or the reason it does not compile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ACCELERATORS = ("ethos-u55-128", "ethos-u85-256")
+
+
+def measure(module, specs, dtype: str, folder: Path) -> dict:
+    import json
+
+    from pipeline.stages.vela import run_vela
+    from pipeline.tosa.flatbuffer import operator_names
+    from pipeline.tosa.npu_constraints import check_npu_constraints
+    from tests.models.networks import vela_args
+    from tests.tosa.lowering_cases import run_case
+
+    case, report = run_case(module, specs, folder / "case", dtype)
+    diffs = [o.get("max_abs_diff_int", o.get("max_abs_diff", 0)) for o in report["outputs"]]
+    ops = [o for o in operator_names(case.variant("u55")) if not o.startswith("CONST")]
+    row = {"ops": ops, "max_diff": max(diffs), "passed": report["passed"]}
+    for accelerator in ACCELERATORS:
+        tosa = case.variant("u55" if "u55" in accelerator else "u85")
+        try:
+            check_npu_constraints(tosa, accelerator)
+            outputs = run_vela(tosa, folder / accelerator, vela_args(accelerator))
+            figures = json.loads(outputs["figures"].read_text())
+            row[accelerator] = f"{figures['cycles_npu']} ({figures['npu_op_share']:.0%})"
+        except Exception as exc:  # a row says why, the others still run
+            row[accelerator] = f"refused: {str(exc).splitlines()[-1][:40]}"
+    return row
+
+
+def main() -> None:
+    from tests.tosa.elementwise_cases import integer_cases, quantized_cases
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"))
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    cases = {n: (m, s) for n, (m, s) in quantized_cases().items()}
+    cases.update({n: (m, s) for n, (m, s, _) in integer_cases().items()})
+    only = set(filter(None, args.only.split(",")))
+    print(f"{'operator':<27} {'max|d|':>6} {'U55-128 cycles':>16} {'U85-256 cycles':>16}  "
+          "U55 variant TOSA operators")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-elementwise-") as tmp:
+        for name, (module, specs) in cases.items():
+            if only and name not in only:
+                continue
+            try:
+                row = measure(module, specs, args.dtype, Path(tmp) / name)
+            except Exception as exc:
+                print(f"{name:<27} failed: {type(exc).__name__}: {str(exc)[:90]}")
+                continue
+            ops = "+".join(row["ops"]) if len(row["ops"]) <= 6 else f"{len(row['ops'])} operators"
+            print(f"{name:<27} {row['max_diff']:>6} {row[ACCELERATORS[0]]:>16} "
+                  f"{row[ACCELERATORS[1]]:>16}  {ops}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
