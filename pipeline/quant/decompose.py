@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from pipeline.quant import attention, division, norms, recurrent
+from pipeline.quant import attention, conv3d, division, norms, padding, recurrent
 
 aten = torch.ops.aten
 
@@ -75,6 +75,10 @@ DECOMPOSITIONS = {
     aten.instance_norm.default: norms.instance_norm,
     # Division by a tensor, add/sub.Scalar: pipeline/quant/division.py.
     **division.DECOMPOSITIONS,
+    # conv3d as one conv2d over stacked depth taps: pipeline/quant/conv3d.py.
+    **conv3d.DECOMPOSITIONS,
+    # pad modes reflect / replicate / circular as slices and a concat: padding.py.
+    **padding.DECOMPOSITIONS,
 }
 
 
