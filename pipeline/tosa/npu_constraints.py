@@ -225,9 +225,10 @@ def _u55_transpose(op: Operator):
 def _u55_resize(op: Operator):
     if op.op != "RESIZE":
         return None
-    factors = [o // i for i, o in zip(op.inputs[0].shape[1:3], op.outputs[0].shape[1:3])]
-    if any(f not in (2, 4, 8) for f in factors):
-        return "upscale both axes by a power of two 2..8", f"factors {factors[0]}x{factors[1]}"
+    sizes = list(zip(op.inputs[0].shape[1:3], op.outputs[0].shape[1:3]))
+    if any(o % i or o // i not in (2, 4, 8) for i, o in sizes):
+        found = " and ".join(f"{i} to {o}" for i, o in sizes)
+        return "upscale both axes by a power of two 2..8", found
     # Vela 5.2 lists BILINEAR (followed by a RESCALE) for U55/U65, yet rejects every valid
     # TOSA form of it ("Non-passthrough operation (Resize) could not run on NPU"). The U55/U65
     # variant has bilinear by 2/4/8 as NEAREST + DEPTHWISE_CONV2D (split_bilinear_resize_pass),

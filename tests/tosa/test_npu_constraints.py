@@ -101,9 +101,11 @@ def u55_variant(module, shape, folder):
         pytest.param(nn.Upsample(scale_factor=2, mode="bilinear"), None, id="bilinear_x2"),
         pytest.param(nn.Upsample(scale_factor=(4, 8), mode="bilinear"), None, id="bilinear_x4_x8"),
         pytest.param(nn.Upsample(scale_factor=8), None, id="nearest_x8"),
-        pytest.param(nn.Upsample(scale_factor=3), "factors 3x3", id="nearest_x3"),
+        pytest.param(nn.Upsample(scale_factor=3), "3 to 9 and 4 to 12", id="nearest_x3"),
         pytest.param(
-            nn.Upsample(scale_factor=(2, 3), mode="bilinear"), "factors 2x3", id="bilinear_x2_x3"
+            nn.Upsample(scale_factor=(2, 3), mode="bilinear"),
+            "3 to 6 and 4 to 12",
+            id="bilinear_x2_x3",
         ),
     ],
 )

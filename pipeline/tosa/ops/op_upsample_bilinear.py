@@ -1,10 +1,11 @@
-"""aten.upsample_bilinear2d (align_corners=False) by integer factors -> RESIZE (BILINEAR).
+"""aten.upsample_bilinear2d -> RESIZE (BILINEAR) (+ RESCALE for integer graphs).
 
-torch (align_corners=False) samples input row ``(y + 0.5) / k - 0.5``, clamped at 0, between
-rows ``floor`` and ``floor + 1`` (clamped to the last row). TOSA BILINEAR samples
-``(y * d + offset) / n`` and clamps both neighbours to the image; ``n = 2k, d = 2,
-offset = 1 - k`` (the nearest upsample's parameters, ``resize_parameters``) is exactly
-torch's source row, and clamping a row of -1 to 0 gives torch's clamp at 0.
+torch (align_corners=False, an integer factor ``k``) samples input row
+``(y + 0.5) / k - 0.5``, clamped at 0, between rows ``floor`` and ``floor + 1`` (clamped to
+the last row). TOSA BILINEAR samples ``(y * d + offset) / n`` and clamps both neighbours
+to the image; ``n = 2k, d = 2, offset = 1 - k`` (the nearest upsample's parameters,
+``resize_parameters``) is exactly torch's source row, and clamping a row of -1 to 0 gives
+torch's clamp at 0.
 
 Integer RESIZE BILINEAR weights the four neighbours by ``(n_y - dy)``/``dy`` times
 ``(n_x - dx)``/``dx``: its int32 (int8 input) or int48 (int16 input) output is the
@@ -15,7 +16,8 @@ half up where torch rounds the float result half to even (ties: +-1, verify's to
 The RESCALE keeps the usual 31-bit multiplier encoding: TOSA's apply_scale_32 requires
 ``|value| < 2**(shift - 1)``, so "multiplier 1, shift log2(n_y * n_x)" is not valid TOSA for
 int32 accumulators.
-align_corners=True (source row ``y * (in - 1) / (out - 1)``) is not lowered.
+Other ratios and align_corners=True (source row ``y * (in - 1) / (out - 1)``) take the
+parameters of ``op_upsample.axis_parameters``; the integer arithmetic is the same.
 
 Vela 5.2 compiles this pair to one NPU operation on Ethos-U85. On Ethos-U55/U65 it rejects a
 BILINEAR RESIZE in every encoding tried (offset/border forms, RESCALE multiplier/shift and
@@ -40,13 +42,10 @@ ACCUMULATOR = {"int8": "int32", "int16": "int48"}
 @lowers("aten.upsample_bilinear2d.vec", "aten.upsample_bilinear2d.default")
 def visit_upsample_bilinear2d(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
-    align_corners = node.args[2] if len(node.args) > 2 else node.kwargs.get("align_corners")
-    if align_corners:
-        raise ctx.unsupported(node, "align_corners=True", "align_corners=False")
     x_q, out_q = ctx.qparams(x), ctx.qparams(node)
     if x_q is not None and x_q.dtype not in ACCUMULATOR:
         raise ctx.unsupported(node, f"{x_q.dtype} input", "int8 or int16 input")
-    inputs, weight_sum = resize_inputs(node, ctx)
+    inputs, weight_sum = resize_inputs(node, ctx, nearest=False)
     if x_q is None:  # FP profile: the interpolation itself
         ctx.emit("RESIZE", inputs, [ctx.define(node)], node, mode="BILINEAR")
         return

@@ -5,7 +5,7 @@ from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError, UserError
 from pipeline.tosa.npu_constraints import check_npu_constraints
-from pipeline.tosa.ops.op_upsample import resize_parameters
+from pipeline.tosa.ops.op_upsample import axis_parameters, parameter_limits, resize_parameters
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -52,6 +52,37 @@ def test_u55_upscales_by_powers_of_two_only(module, accelerator, ok, tmp_path):
             check_npu_constraints(case.tosa, accelerator)
 
 
-def test_fractional_factor_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="integer scale factors"):
-        run_case(nn.Upsample(size=(7, 7)), [(1, 2, 5, 5)], tmp_path)
+OTHER_RATIOS = [
+    pytest.param(nn.Upsample(scale_factor=1.5), (1, 2, 8, 3), id="x1_5"),
+    pytest.param(nn.Upsample(size=(7, 7)), (1, 2, 5, 5), id="size_5_to_7"),
+    pytest.param(nn.Upsample(scale_factor=0.5), (1, 2, 8, 6), id="half"),
+    pytest.param(nn.Upsample(size=(3, 5)), (1, 2, 7, 9), id="down_7_to_3"),
+    pytest.param(nn.Upsample(size=(74, 4)), (1, 1, 6, 4), id="float32_rows_below"),
+]
+
+
+@pytest.mark.parametrize("module, shape", OTHER_RATIOS)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_other_ratios_match_torch_exactly(module, shape, dtype, tmp_path):
+    """torch picks row floor(y * r) (r = in / out, or 1 / scale_factor) in float32; the
+    RESIZE picks the same rows (6 -> 74: torch's float32 ratio lands just below whole rows,
+    which half a step less offset reproduces)."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0].get("max_abs_diff_int", 0) == 0
+    assert case.ops() == ["RESIZE"]
+
+
+@pytest.mark.parametrize("in_size, out_size", [(5, 7), (8, 12), (7, 3), (3, 7), (9, 2)])
+def test_axis_parameters_pick_input_row_floor_y_times_ratio(in_size, out_size):
+    n, d, offset, border = axis_parameters(in_size, out_size, nearest=True)
+    assert parameter_limits(n, d, offset, border) is None
+    for y in range(out_size):  # TOSA NEAREST: round half up of (y * d + offset) / n
+        assert min((y * d + offset + n // 2) // n, in_size - 1) == y * in_size // out_size
+
+
+def test_rows_torch_computes_unlike_any_resize_are_named(tmp_path):
+    """2 -> 82 rows: torch's float32 ratio rounds some whole rows down and others not, which
+    no RESIZE reproduces: the lowering names the operator instead of a wrong row."""
+    with pytest.raises(UnsupportedOperatorError, match="float32 source rows"):
+        run_case(nn.Upsample(size=(82, 4)), [(1, 1, 2, 4)], tmp_path)

@@ -1,5 +1,6 @@
-"""RESIZE BILINEAR (+ RESCALE by 1 / (n_y * n_x)): bilinear upsampling by integer factors,
-align_corners=False, against torch's quantized graph in the TOSA reference model; Vela
+"""RESIZE BILINEAR (+ RESCALE by 1 / (n_y * n_x)): bilinear resizing by integer factors and
+other ratios, align_corners False and True, against torch's quantized graph in the TOSA
+reference model; Vela
 placement of the graph each NPU compiles (Ethos-U55/U65: the ``u55`` variant, in which
 split_bilinear_resize writes factors 2/4/8 as NEAREST RESIZE + depthwise filter)."""
 
@@ -15,7 +16,7 @@ from pipeline.stages.lower import lower
 from pipeline.stages.verify import verify
 from pipeline.tosa.flatbuffer import operator_names
 from pipeline.tosa.npu_constraints import check_npu_constraints
-from pipeline.tosa.ops.op_upsample import resize_parameters
+from pipeline.tosa.ops.op_upsample import axis_parameters, parameter_limits, resize_parameters
 from tests.tosa.lowering_cases import A16W8, FP, INT8, SPECS, Case, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -85,25 +86,73 @@ def test_resize_parameters_give_torch_half_pixel_source_rows(factor):
     assert ((in_size - 1) * n - offset + border) // d + 1 == in_size * factor
 
 
+OTHER_RATIOS = [
+    pytest.param(nn.UpsamplingBilinear2d(scale_factor=2), (1, 4, 8, 3), id="align_corners_x2"),
+    pytest.param(
+        Interpolate(size=(16, 6), align_corners=True), (1, 4, 8, 3), id="align_corners_size"
+    ),
+    pytest.param(nn.UpsamplingBilinear2d(size=(2, 2)), (1, 4, 1, 1), id="align_corners_1x1"),
+    pytest.param(
+        Interpolate(size=(7, 5), align_corners=True), (1, 2, 5, 3), id="align_corners_7x5"
+    ),
+    pytest.param(nn.UpsamplingBilinear2d(scale_factor=0.5), (1, 4, 8, 6), id="align_corners_half"),
+    pytest.param(Interpolate(scale_factor=0.5), (1, 4, 8, 6), id="half"),
+    pytest.param(Interpolate(scale_factor=1.5), (1, 4, 8, 3), id="x1_5"),
+    pytest.param(Interpolate(scale_factor=1.1), (1, 2, 4, 5), id="x1_1_same_size"),
+    pytest.param(Interpolate(size=(7, 7)), (1, 2, 5, 5), id="size_5_to_7"),
+]
+
+
+@pytest.mark.parametrize("module, shape", OTHER_RATIOS)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_other_ratios_and_align_corners_match_torch(module, shape, dtype, tmp_path):
+    """torch samples (y + 0.5) * r - 0.5 (r = in / out, or 1 / scale_factor when the model
+    gave one) or, with align_corners, y * (in - 1) / (out - 1): the same one RESIZE (and
+    RESCALE) with those ratios' parameters."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    if dtype != FP:  # rounding differences only, about as accurate as torch's q/dq (int16:
+        # the int48 RESCALE has a 16-bit multiplier, 1 / (n_y * n_x) rounds to 2**-15)
+        output = report["outputs"][0]
+        assert output["max_abs_diff_int"] <= 1
+        margin = 0.5 if dtype == INT8 else 3.0
+        assert output["sqnr_db_vs_float"] >= output["sqnr_db_torch_quantized_vs_float"] - margin
+    assert case.ops() == (["RESIZE"] if dtype == FP else ["RESIZE", "RESCALE"])
+
+
 @pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True), id="module"),
-        pytest.param(Interpolate(scale_factor=2.0, align_corners=True), id="functional"),
-    ],
-)
-def test_align_corners_true_is_unsupported(module, tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="align_corners=True") as error:
-        run_case(module, [(1, 2, 4, 4)], tmp_path)
+    "in_size, out_size, align_corners, scale",
+    [(5, 7, False, None), (8, 4, False, None), (8, 12, False, 1.5), (3, 4, False, 1.5),
+     (8, 16, True, None), (5, 7, True, None), (1, 4, True, None), (4, 1, True, None)],
+)  # fmt: skip
+def test_axis_parameters_give_torch_source_rows(in_size, out_size, align_corners, scale):
+    """TOSA samples (y * d + offset) / n: exactly torch's source position, and the output
+    size rule ((in - 1) * n - offset + border) / d + 1 == out holds."""
+    n, d, offset, border = axis_parameters(
+        in_size, out_size, nearest=False, align_corners=align_corners, scale=scale
+    )
+    assert parameter_limits(n, d, offset, border) is None
+
+    def clamped(row):  # both flows read rows clamped to the image
+        return min(max(row, 0), in_size - 1)
+
+    for y in range(out_size):
+        if align_corners:
+            torch_row = Fraction(y * (in_size - 1), out_size - 1) if out_size > 1 else 0
+        else:
+            ratio = 1 / Fraction(scale) if scale else Fraction(in_size, out_size)
+            torch_row = (y + Fraction(1, 2)) * ratio - Fraction(1, 2)
+        assert clamped(Fraction(y * d + offset, n)) == clamped(torch_row)
+    assert ((in_size - 1) * n - offset + border) == (out_size - 1) * d
+
+
+def test_a_downscale_of_16_is_named_unsupported(tmp_path):
+    """TOSA RESIZE downscales by less than 16 only: the lowering names the operator and the
+    ratio rather than writing a graph the reference model rejects."""
+    with pytest.raises(UnsupportedOperatorError, match="downscale of 16") as error:
+        run_case(Interpolate(scale_factor=1 / 16), [(1, 2, 32, 32)], tmp_path)
     assert "upsample_bilinear2d" in str(error.value)
-    assert "(align_corners=False)" in str(error.value)
-    if isinstance(module, Interpolate):  # user code: the error names the model's line
-        assert "test_op_upsample_bilinear.py" in str(error.value)
-
-
-def test_fractional_factor_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="integer scale factors"):
-        run_case(Interpolate(size=(7, 7)), [(1, 2, 5, 5)], tmp_path)
+    assert "test_op_upsample_bilinear.py" in str(error.value)  # the model's line
 
 
 def lower_u55_variant(case: Case, dtype: str) -> Path:
@@ -148,6 +197,17 @@ def test_u85_runs_other_factors_on_the_npu(module, shape, tmp_path):
     case, _ = run_case(module, [shape], tmp_path / "case", INT8)
     figures = run_vela(case.tosa, "ethos-u85-256", tmp_path / "vela")
     assert figures["npu_op_share"] == 1.0
+
+
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("module, shape", [OTHER_RATIOS[i] for i in (0, 5, 6)])
+def test_u85_runs_other_ratios_on_the_npu_and_u55_rule_names_them(module, shape, tmp_path):
+    case, _ = run_case(module, [shape], tmp_path / "case", INT8)
+    figures = run_vela(case.tosa, "ethos-u85-256", tmp_path / "vela")
+    assert figures["npu_op_share"] == 1.0
+    u55 = lower_u55_variant(case, INT8)
+    with pytest.raises(UserError, match="RESIZE on ethos-u55-128 must"):
+        check_npu_constraints(u55, "ethos-u55-128")
 
 
 def test_u55_rejects_other_factors_before_vela(tmp_path):
