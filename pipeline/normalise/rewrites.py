@@ -73,10 +73,22 @@ def remove_noops(gm: fx.GraphModule) -> int:
     return removed
 
 
+def _values_of(reduction):
+    """``max(x, dim, keepdim)`` / ``min(...)``'s values -> ``amax(x, [dim], keepdim)``."""
+    return lambda x, dim, keepdim=False: (reduction, (x, [dim], keepdim), {})
+
+
 # Multi-output operators whose first output alone has a single-output form (max_pool1d and
-# adaptive max pools decompose into the ``_with_indices`` forms; the indices are rarely used).
+# adaptive max pools decompose into the ``_with_indices`` forms; the indices are rarely used):
+# (args, kwargs) -> (that form, its args, its kwargs).
 FIRST_OUTPUT_FORMS = {
-    "aten.max_pool2d_with_indices.default": torch.ops.aten.max_pool2d.default,
+    "aten.max_pool2d_with_indices.default": lambda *args, **kwargs: (
+        torch.ops.aten.max_pool2d.default,
+        args,
+        kwargs,
+    ),
+    "aten.max.dim": _values_of(torch.ops.aten.amax.default),
+    "aten.min.dim": _values_of(torch.ops.aten.amin.default),
 }
 
 
@@ -84,14 +96,15 @@ def drop_unused_indices(gm: fx.GraphModule) -> int:
     """``op_with_indices(...)[0]`` with the indices unused -> the single-output op."""
     rewritten = 0
     for node in list(gm.graph.nodes):
-        single = FIRST_OUTPUT_FORMS.get(str(node.target)) if node.op == "call_function" else None
-        if single is None:
+        form = FIRST_OUTPUT_FORMS.get(str(node.target)) if node.op == "call_function" else None
+        if form is None:
             continue
         users = list(node.users)
         if not all(u.target is operator.getitem and u.args[1] == 0 for u in users):
             continue
+        single, args, kwargs = form(*node.args, **node.kwargs)
         with gm.graph.inserting_before(node):
-            replacement = gm.graph.call_function(single, node.args, node.kwargs)
+            replacement = gm.graph.call_function(single, tuple(args), kwargs)
         replacement.meta.update({k: v for k, v in node.meta.items() if k != "val"})
         replacement.meta["val"] = node.meta["val"][0]
         for user in users:
@@ -103,8 +116,12 @@ def drop_unused_indices(gm: fx.GraphModule) -> int:
 
 
 # 2-D pools that also take an unbatched (C, H, W) input; the lowering pools NHWC tensors.
-POOLS_2D = ("aten.max_pool2d.default", "aten.avg_pool2d.default",
-            "aten.adaptive_avg_pool2d.default", "aten.adaptive_max_pool2d.default")
+POOLS_2D = (
+    "aten.max_pool2d.default",
+    "aten.avg_pool2d.default",
+    "aten.adaptive_avg_pool2d.default",
+    "aten.adaptive_max_pool2d.default",
+)
 
 
 def unbatched_pools(gm: fx.GraphModule) -> list[fx.Node]:
@@ -155,7 +172,9 @@ def _scale_shift(bn: fx.Node, consts: dict) -> tuple[torch.Tensor, torch.Tensor]
     if any(v is None for v in values):
         return None
     mean, var = (v.double() for v in values)
-    gamma = consts.get(weight.name).double() if isinstance(weight, fx.Node) else torch.ones_like(mean)
+    gamma = (
+        consts.get(weight.name).double() if isinstance(weight, fx.Node) else torch.ones_like(mean)
+    )
     beta = consts.get(bias.name).double() if isinstance(bias, fx.Node) else torch.zeros_like(mean)
     scale = gamma / torch.sqrt(var + float(eps))
     return scale, beta - mean * scale
@@ -198,8 +217,11 @@ def _mul_add(program: ExportedProgram, bn: fx.Node, out: fx.Node, scale, shift) 
         mul = graph.call_function(torch.ops.aten.mul.Tensor, (x, scale_c))
         add = graph.call_function(torch.ops.aten.add.Tensor, (mul, shift_c))
     for node in (mul, add):
-        node.meta.update(val=out.meta["val"], stack_trace=bn.meta.get("stack_trace"),
-                         nn_module_stack=bn.meta.get("nn_module_stack"))
+        node.meta.update(
+            val=out.meta["val"],
+            stack_trace=bn.meta.get("stack_trace"),
+            nn_module_stack=bn.meta.get("nn_module_stack"),
+        )
     return add
 
 

@@ -62,6 +62,7 @@ SHARED = (
     "aten.adaptive_avg_pool2d.default",
     "aten.mean.dim",
     "aten.amax.default",
+    "aten.amin.default",
     "aten.select.int",
     "aten.permute.default",
     "aten.transpose.int",

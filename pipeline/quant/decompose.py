@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from pipeline.quant import attention, conv3d, division, norms, padding, recurrent
+from pipeline.quant import attention, conv3d, division, norms, padding, recurrent, reductions
 
 aten = torch.ops.aten
 
@@ -79,6 +79,8 @@ DECOMPOSITIONS = {
     **conv3d.DECOMPOSITIONS,
     # pad modes reflect / replicate / circular as slices and a concat: padding.py.
     **padding.DECOMPOSITIONS,
+    # var/std and clamp by tensors: reductions.py.
+    **reductions.DECOMPOSITIONS,
 }
 
 

@@ -30,6 +30,34 @@ def check_samples(program: ExportedProgram, samples: Sequence, where: str) -> No
             )
 
 
+def copy_returned_inputs(module: torch.fx.GraphModule) -> int:
+    """An input the model returns as it is (``return x, y``, or what ``x.copy_(y)`` leaves)
+    gets a clone in front of the output, which the quantizer annotates like any value: an
+    output needs qparams of its own, and no operator would give it any."""
+    graph = module.graph
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    count = 0
+
+    def copied(value):
+        nonlocal count
+        if not (isinstance(value, torch.fx.Node) and value.op == "placeholder"):
+            return value
+        if not isinstance(value.meta.get("val"), torch.Tensor):
+            return value
+        if not value.meta["val"].is_floating_point():
+            return value
+        with graph.inserting_before(output):
+            clone = graph.call_function(torch.ops.aten.clone.default, (value,))
+        clone.meta.update(value.meta)
+        count += 1
+        return clone
+
+    output.args = (torch.fx.node.map_aggregate(output.args[0], copied),)
+    if count:
+        module.recompile()
+    return count
+
+
 def quantize_program(
     program: ExportedProgram,
     samples: Sequence[tuple],
@@ -48,6 +76,7 @@ def quantize_program(
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = normalise(program).module(check_guards=False)
     refuse_runtime_conditions(module, where)
+    copy_returned_inputs(module)
     prepared = prepare_pt2e(module, quantizer)
     link_saturating_observers(prepared)  # masked scores follow their inputs' observers
     count_observed_tensors(prepared)  # shared qparams: one observer sees several tensors

@@ -14,14 +14,12 @@ shapes, quantization and dimension order) that io.json records.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
+import torch
 from torch import fx
 from torch.export import ExportedProgram
-
-import operator
-
-import torch
 
 from pipeline.errors import UnsupportedOperatorError, UnsupportedOperatorsError, UserError
 from pipeline.normalise import normalise
@@ -85,10 +83,14 @@ def _advice(node: fx.Node) -> str:
     val = node.meta.get("val")
     vals = val if isinstance(val, (tuple, list)) else [val]
     if any(isinstance(v, torch.Tensor) and v.is_complex() for v in vals):
-        return ("Complex tensors (stft, fft) have no TOSA form: compute that part (e.g. a "
-                "spectrogram front end) before the model and feed its output as the input")
-    return ("Write that line with the operators listed in README.md (Operators lowered "
-            "today), or move it out of the exported forward()")
+        return (
+            "Complex tensors (stft, fft) have no TOSA form: compute that part (e.g. a "
+            "spectrogram front end) before the model and feed its output as the input"
+        )
+    return (
+        "Write that line with the operators listed in README.md (Operators lowered "
+        "today), or move it out of the exported forward()"
+    )
 
 
 def _is_getitem_of_blocker(node: fx.Node) -> bool:
@@ -139,13 +141,21 @@ def _output_tensor(ctx: LoweringContext, node: fx.Node, index: int) -> str:
     return name
 
 
+_FLOAT_TYPES = frozenset({"fp32", "fp16", "bf16"})
+
+
 def _visit(gm: fx.GraphModule, ctx: LoweringContext, user_inputs: list[str]) -> list:
     """Run every visitor; collect what they reject (all of it, raised at the end)."""
     outputs, blockers = [], []
     for node in gm.graph.nodes:
         if node.op == "placeholder" and node.name in user_inputs:
+            dtype = ctx.dtype(node)
+            if not node.users and not ctx.spec.is_fp and dtype in _FLOAT_TYPES:
+                # An input the model never reads (x.copy_(y), an unused mask): it keeps its
+                # place in the signature, as int8 with scale 1 since no value of it matters.
+                dtype = "int8"
             ctx.tensors[node] = ctx.graph.add_input(
-                node.name, tosa_shape(node), ctx.dtype(node), ctx.node_where(node, True)
+                node.name, tosa_shape(node), dtype, ctx.node_where(node, True)
             )
         elif node.op == "call_function":
             try:

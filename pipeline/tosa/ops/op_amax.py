@@ -1,4 +1,6 @@
-"""aten.amax -> REDUCE_MAX per reduced dim (integer max keeps the input's quantization).
+"""aten.amax / aten.amin -> REDUCE_MAX / REDUCE_MIN per reduced dim (the integer max or min
+keeps the input's quantization). ``max(x, dim)`` / ``min(x, dim)`` whose indices nothing
+reads arrive here as amax / amin (``pipeline/normalise/rewrites.py``).
 
 TOSA reduces one axis at a time and keeps it as size 1 (``keepdim=True``); without keepdim a
 RESHAPE drops the reduced dims.
@@ -10,10 +12,12 @@ from torch import fx
 
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.tosa.registry import lowers, target_name
+
+REDUCTIONS = {"aten.amax.default": "REDUCE_MAX", "aten.amin.default": "REDUCE_MIN"}
 
 
-@lowers("aten.amax.default")
+@lowers(*REDUCTIONS)
 def visit_amax(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
     rank = len(torch_shape(x))
@@ -29,7 +33,8 @@ def visit_amax(node: fx.Node, ctx: LoweringContext) -> None:
         shape[axis] = 1
         kept[dim] = 1
         reduced = ctx.temp(node, "max", shape, ctx.graph.tensors[current].dtype)
-        ctx.emit("REDUCE_MAX", [current], [reduced], node, axis=axis, nan_mode="PROPAGATE")
+        op = REDUCTIONS[target_name(node.target)]
+        ctx.emit(op, [current], [reduced], node, axis=axis, nan_mode="PROPAGATE")
         current = reduced
     # To the node's own shape: drops the reduced dims unless keepdim.
     emit.relayout(ctx, node, current, dim_order(x), torch_shape(node), dim_order(node), True)

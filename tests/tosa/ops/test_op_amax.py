@@ -20,7 +20,8 @@ class Amax(nn.Module):
 
 SHAPES = [
     pytest.param(Amax(-1, True), (1, 4, 16, 8), ["REDUCE_MAX"], id="nhwc_last_keepdim"),
-    pytest.param(Amax((2, 3), False), (1, 4, 5, 6), ["REDUCE_MAX", "REDUCE_MAX", "RESHAPE"], id="hw"),
+    pytest.param(Amax((2, 3), False), (1, 4, 5, 6), ["REDUCE_MAX", "REDUCE_MAX", "RESHAPE"],
+                 id="hw"),
     pytest.param(Amax(1, False), (2, 5, 7), ["REDUCE_MAX", "RESHAPE"], id="rank3_middle"),
 ]  # fmt: skip
 
@@ -32,3 +33,38 @@ def test_amax_matches_torch_exactly(module, shape, ops, dtype, tmp_path):
     assert report["passed"]
     assert report["outputs"][0].get("max_abs_diff_int", 0) == 0
     assert case.ops() == ops
+
+
+class Values(nn.Module):
+    """What users write: ``x.max(dim).values``, ``torch.min(x, dim, keepdim=True)[0]``."""
+
+    def __init__(self, reduction, dim, keepdim=False):
+        super().__init__()
+        self.reduction, self.dim, self.keepdim = reduction, dim, keepdim
+
+    def forward(self, x):
+        return getattr(torch, self.reduction)(x, self.dim, keepdim=self.keepdim)[0] * 2
+
+
+class Amin(Amax):
+    def forward(self, x):
+        return torch.amin(x, self.dims, keepdim=self.keepdim)
+
+
+@pytest.mark.parametrize(
+    "module, shape, ops",
+    [
+        pytest.param(Amin(-1, True), (1, 4, 16, 8), ["REDUCE_MIN"], id="amin_last_keepdim"),
+        pytest.param(Amin((2, 3), False), (1, 4, 5, 6), ["REDUCE_MIN", "REDUCE_MIN", "RESHAPE"],
+                     id="amin_hw"),
+        pytest.param(Values("max", 1), (2, 5, 7), ["REDUCE_MAX", "RESHAPE"], id="max_dim_values"),
+        pytest.param(Values("min", 2, True), (2, 5, 7), ["REDUCE_MIN"], id="min_dim_keepdim"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_amin_and_max_min_values_match_torch(module, shape, ops, dtype, tmp_path):
+    """amin is REDUCE_MIN; max(x, dim) / min(x, dim) whose indices nothing reads are amax /
+    amin (the normalisation's single-output form), then whatever follows."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops()[: len(ops)] == ops

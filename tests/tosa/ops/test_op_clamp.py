@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -48,3 +48,36 @@ def test_activation_fp32_is_one_clamp(fn, tmp_path):
     assert report["passed"]
     assert report["outputs"][0]["max_abs_diff"] == 0.0
     assert case.ops() == ["CLAMP"]
+
+
+class ClampByTensors(nn.Module):
+    """``torch.clamp(x, min=low, max=high)`` with bounds computed in the model (a learned
+    range, a running min/max): aten.clamp.Tensor, written out as clamp_min then clamp_max."""
+
+    def __init__(self, with_min=True, with_max=True):
+        super().__init__()
+        self.with_min, self.with_max = with_min, with_max
+
+    def forward(self, x, low, high):
+        return torch.clamp(
+            x, min=low - 0.5 if self.with_min else None, max=high if self.with_max else None
+        )
+
+
+@pytest.mark.parametrize(
+    "module, shapes",
+    [
+        pytest.param(ClampByTensors(), [(2, 4, 5)] * 3, id="both"),
+        pytest.param(ClampByTensors(with_max=False), [(2, 4, 5)] * 3, id="min_only"),
+        pytest.param(ClampByTensors(), [(2, 4, 5), (1, 4, 1), (5,)], id="broadcast_bounds"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_clamp_by_tensors_matches_torch_exactly(module, shapes, dtype, tmp_path):
+    """MAXIMUM / MINIMUM of operands sharing one quantization: the result is one of the
+    operands' integers, exactly (a ``min`` above ``max`` gives ``max``, as in torch)."""
+    case, report = run_case(module, shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0].get("max_abs_diff_int", 0) == 0
+    ops = [op for op in case.ops() if op in ("MAXIMUM", "MINIMUM")]
+    assert ops == (["MAXIMUM", "MINIMUM"] if module.with_max else ["MAXIMUM"])

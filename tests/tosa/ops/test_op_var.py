@@ -1,0 +1,55 @@
+"""var / std (aten.var.correction): written out before quantization as the mean of squared
+deviations times n / (n - correction) (``pipeline/quant/reductions.py``), against torch in
+the TOSA reference model, and placed on both NPUs."""
+
+import pytest
+import torch
+from torch import nn
+
+from pipeline.tosa.npu_constraints import check_npu_constraints
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case, run_vela
+
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
+
+
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class HandNorm(nn.Module):
+    """A normalisation written by hand, as in many downloaded models."""
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        std = torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
+        return (x - mean) / std
+
+
+CASES = [
+    pytest.param(Fn(lambda x: x.var(dim=-1, keepdim=True)), (1, 4, 8), id="var_last_keepdim"),
+    pytest.param(Fn(lambda x: torch.std(x, dim=1)), (2, 6, 5), id="std_dim1"),
+    pytest.param(Fn(lambda x: x.var()), (3, 4), id="var_all"),
+    pytest.param(Fn(lambda x: torch.var(x, (2, 3), correction=0)), (1, 3, 4, 5), id="var_hw_pop"),
+    pytest.param(HandNorm(), (2, 3, 16), id="hand_written_norm"),
+]
+
+
+@pytest.mark.parametrize("module, shape", CASES)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_var_std_match_torch(module, shape, dtype, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert "MUL" in case.ops()  # the squared deviations
+
+
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u85-256"])
+def test_std_runs_on_the_npu(accelerator, tmp_path):
+    case, _ = run_case(CASES[1].values[0], [CASES[1].values[1]], tmp_path / "case", INT8)
+    check_npu_constraints(case.tosa, accelerator)
+    assert run_vela(case.tosa, accelerator, tmp_path / "vela")["npu_op_share"] == 1.0
