@@ -35,8 +35,11 @@ BITWISE = {
 
 
 def _operand(ctx: LoweringContext, node: fx.Node, x: fx.Node, dtype: str) -> str:
-    if ctx.qparams(x) is not None or ctx.dtype(x) not in ("bool", "int32"):
-        raise ctx.unsupported(node, f"a {ctx.dtype(x)} operand", "bool or integer operands")
+    if ctx.qparams(x) is not None or ctx.dtype(x) not in ("bool", "int8", "int16", "int32"):
+        kind = "quantized " if ctx.qparams(x) is not None else ""
+        raise ctx.unsupported(
+            node, f"a {kind}{ctx.dtype(x)} operand", "bool or integer (int8/16/32) operands"
+        )
     source = ranked(ctx, node, x)
     if ctx.graph.tensors[source].dtype == dtype:
         return source

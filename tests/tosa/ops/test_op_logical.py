@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import FP, INT8, booleans, integers, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, booleans, integers, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -58,3 +58,27 @@ def test_bitwise_with_numbers(dtype, tmp_path):
     assert {"BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "LOGICAL_AND", "LOGICAL_XOR"} <= set(
         case.ops()
     )
+
+
+class NarrowBits(nn.Module):
+    """Bit fiddling on int8 / int16 tensors (packed flags, sensor words), with numbers too."""
+
+    def forward(self, a, b):
+        return a & b, a | b, a ^ b, ~a, a & 7, a >> 2, a << 1
+
+
+@pytest.mark.parametrize("int_dtype", [torch.int8, torch.int16])
+def test_bitwise_on_int8_and_int16_tensors(int_dtype, tmp_path):
+    """TOSA's BITWISE_* and shifts take int8 and int16 operands as they are (no CAST);
+    integer tensors are never quantized, whatever the scheme."""
+    low, high = (-128, 128) if int_dtype == torch.int8 else (-3000, 3000)
+
+    def words(g):
+        return torch.randint(low, high, (2, 3, 8), generator=g, dtype=int_dtype)
+
+    case, report = run_case(NarrowBits(), [words, words], tmp_path, A16W8)
+    assert report["passed"]
+    assert all(output["max_abs_diff"] == 0 for output in report["outputs"])
+    assert "CAST" not in case.ops()
+    dtype = "int8" if int_dtype == torch.int8 else "int16"
+    assert [entry["dtype"] for entry in case.io()["inputs"]] == [dtype, dtype]
