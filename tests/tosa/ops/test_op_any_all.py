@@ -4,30 +4,20 @@ exact against torch in the TOSA reference model; Ethos-U85 places them, and for 
 
 import pytest
 import torch
-from torch import nn
 
 from pipeline.errors import UserError
 from pipeline.tosa.npu_constraints import check_npu_constraints
-from tests.tosa.lowering_cases import FP, INT8, run_case, run_vela
+from tests.tosa.lowering_cases import FP, INT8, Fn, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
 
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 CASES = [
-    pytest.param(Fn(lambda x: (x > 0).any(dim=1)), (1, 4, 5), ["REDUCE_ANY"], id="any_dim"),
-    pytest.param(Fn(lambda x: (x > -0.5).all()), (2, 4, 5), ["REDUCE_ALL"] * 3, id="all_every"),
-    pytest.param(Fn(lambda x: x.any(dim=-1, keepdim=True)), (2, 3, 6), ["REDUCE_ANY"],
+    pytest.param(Fn(lambda m, x: (x > 0).any(dim=1)), (1, 4, 5), ["REDUCE_ANY"], id="any_dim"),
+    pytest.param(Fn(lambda m, x: (x > -0.5).all()), (2, 4, 5), ["REDUCE_ALL"] * 3, id="all_every"),
+    pytest.param(Fn(lambda m, x: x.any(dim=-1, keepdim=True)), (2, 3, 6), ["REDUCE_ANY"],
                  id="any_of_numbers"),
-    pytest.param(Fn(lambda x: torch.all(x < 0.9, dim=(1, 2))), (2, 3, 4), ["REDUCE_ALL"] * 2,
+    pytest.param(Fn(lambda m, x: torch.all(x < 0.9, dim=(1, 2))), (2, 3, 4), ["REDUCE_ALL"] * 2,
                  id="all_dims"),
 ]  # fmt: skip
 

@@ -7,18 +7,9 @@ import torch
 from torch import nn
 
 from pipeline.tosa.npu_constraints import check_npu_constraints
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case, run_vela
+from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 class HandNorm(nn.Module):
@@ -31,10 +22,12 @@ class HandNorm(nn.Module):
 
 
 CASES = [
-    pytest.param(Fn(lambda x: x.var(dim=-1, keepdim=True)), (1, 4, 8), id="var_last_keepdim"),
-    pytest.param(Fn(lambda x: torch.std(x, dim=1)), (2, 6, 5), id="std_dim1"),
-    pytest.param(Fn(lambda x: x.var()), (3, 4), id="var_all"),
-    pytest.param(Fn(lambda x: torch.var(x, (2, 3), correction=0)), (1, 3, 4, 5), id="var_hw_pop"),
+    pytest.param(Fn(lambda m, x: x.var(dim=-1, keepdim=True)), (1, 4, 8), id="var_last_keepdim"),
+    pytest.param(Fn(lambda m, x: torch.std(x, dim=1)), (2, 6, 5), id="std_dim1"),
+    pytest.param(Fn(lambda m, x: x.var()), (3, 4), id="var_all"),
+    pytest.param(
+        Fn(lambda m, x: torch.var(x, (2, 3), correction=0)), (1, 3, 4, 5), id="var_hw_pop"
+    ),
     pytest.param(HandNorm(), (2, 3, 16), id="hand_written_norm"),
 ]
 
