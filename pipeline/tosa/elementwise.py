@@ -111,12 +111,21 @@ def _scales(ctx: LoweringContext, operands) -> list:
 
 
 def _emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, alpha) -> None:
-    """Float or integer ADD/SUB; a tensor second operand times ``alpha`` first (MUL)."""
-    dtype = "int32" if ctx.dtype(node) == "int32" else "fp32"
-    inputs = [
-        ranked(ctx, node, x) if isinstance(x, fx.Node) else scalar_const(ctx, node, x, dtype)
-        for x in operands
-    ]
+    """Float or integer ADD/SUB; a tensor second operand times ``alpha`` first (MUL). int8 and
+    int16 tensors (never quantized: raw integers) add in int32, CAST back (wrapping, as
+    torch's do): TOSA's ADD/SUB/MUL take int32 only."""
+    narrow_to = ctx.dtype(node) if ctx.dtype(node) in ("int8", "int16") else None
+    dtype = "int32" if ctx.dtype(node) == "int32" or narrow_to else "fp32"
+
+    def operand(x):
+        if not isinstance(x, fx.Node):
+            return scalar_const(ctx, node, x, dtype)
+        tensor = ranked(ctx, node, x)
+        if dtype == "int32" and ctx.graph.tensors[tensor].dtype in ("int8", "int16"):
+            tensor = emit.cast(ctx, node, tensor, "int32")
+        return tensor
+
+    inputs = [operand(x) for x in operands]
     if alpha != 1:
         if dtype == "int32" and float(alpha) != int(alpha):
             raise ctx.unsupported(node, f"alpha={alpha} on integers", "an integer alpha")
@@ -125,6 +134,11 @@ def _emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, al
         shift = ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8", any_profile=True)
         ctx.emit("MUL", [inputs[1], factor, shift], [scaled], node)
         inputs[1] = scaled
+    if narrow_to:
+        wide = ctx.temp(node, "int32", tosa_shape(node), "int32")
+        ctx.emit(op, inputs, [wide], node)
+        emit.cast(ctx, node, wide, narrow_to, out=ctx.define(node))
+        return
     ctx.emit(op, inputs, [ctx.define(node)], node)
 
 

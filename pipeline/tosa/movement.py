@@ -22,6 +22,7 @@ from pipeline.tosa.context import LoweringContext, dim_order
 
 MAX_RUNS = 64  # constant indices in at most this many consecutive runs may be SLICEs + CONCAT
 MAX_POOL_STRIDE = 3  # Ethos-U pools with strides 1..3; Vela splits larger ones (slower)
+POOL_TYPES = ("int8", "int16", "fp16", "bf16", "fp32")  # what TOSA's MAX_POOL2D takes
 MAX_ONE_HOT = 1 << 18  # weights of a channel-picking CONV2D (bytes)
 ACC_TYPES = {"int8": "int32", "int16": "int48", "fp32": "fp32"}
 ITEMSIZE = {"bool": 1, "int8": 1, "int16": 2, "int32": 4, "fp32": 4, "fp16": 2, "bf16": 2}
@@ -198,7 +199,7 @@ def strided(ctx, node, src: str, axis: int, start: int, step: int, count: int) -
         picked = channels(ctx, node, reshape(ctx, node, src, shape[: axis + 1]),
                           start + step * np.arange(count))  # fmt: skip
         return reshape(ctx, node, picked, resized(shape, axis, count))
-    if step <= MAX_POOL_STRIDE:
+    if step <= MAX_POOL_STRIDE and dtype in POOL_TYPES:
         return _pooled(ctx, node, src, axis, start, step, count)
     found = _blocks(ctx, node, src, axis, start, step, count)
     if found is None:  # the last block runs past the end: it is taken on its own

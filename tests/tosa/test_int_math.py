@@ -60,3 +60,31 @@ def test_narrow_integer_types_cast_through_int32(tmp_path):
     case, report = run_case(module, [int8s], tmp_path)
     assert _exact(report)
     assert case.io()["inputs"][0]["dtype"] == "int8"
+
+
+class WidthsTosaRestricts(torch.nn.Module):
+    """What TOSA's CLAMP, MAX_POOL2D and ADD/SUB do not take for every integer width: a
+    clamp of int32 counts, every other int32 row, and int8 / int16 sums that wrap."""
+
+    def forward(self, counts, rows, small, words):
+        return (torch.clamp(counts, -10, 10), torch.clamp(counts, min=0), rows[:, ::2],
+                small + small, words - small.to(torch.int16))  # fmt: skip
+
+
+def test_integer_widths_tosa_restricts_stay_valid_and_exact(tmp_path):
+    """CLAMP has no int32 form (MAXIMUM/MINIMUM instead), MAX_POOL2D no int32 (a stride by
+    reshapes and a slice), ADD/SUB/MUL only int32 (int8/int16 CAST up, then back: torch
+    wraps int8 sums the same way); the reference model runs the graph and agrees exactly."""
+
+    def ints(shape, low, high, dtype):
+        return lambda g: torch.randint(low, high, shape, generator=g, dtype=dtype)
+
+    inputs = [
+        ints((2, 3), -100, 100, torch.int32),
+        ints((2, 6, 4), -1000, 1000, torch.int32),
+        ints((2, 5), -128, 128, torch.int8),
+        ints((2, 5), -30000, 30000, torch.int16),
+    ]
+    case, report = run_case(WidthsTosaRestricts(), inputs, tmp_path, "a16w8")
+    assert _exact(report)
+    assert "CLAMP" not in case.ops() and "MAX_POOL2D" not in case.ops()
