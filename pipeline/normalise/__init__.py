@@ -39,6 +39,8 @@ from pipeline.normalise.rewrites import (
     remove_noops,
     rewrite_batchnorms,
     unbatched_pools,
+    write_out_addmms,
+    written_out_addmms,
 )
 from pipeline.normalise.table import decomposition_table, needs_decomposition
 
@@ -58,6 +60,8 @@ def is_normal(program: ExportedProgram) -> bool:
         if foldable(program, node, consts) or needs_rewrite(node, consts):
             return False
     gm = program.graph_module
+    if written_out_addmms(gm, consts):
+        return False
     return not batchnorms(gm) and not unbatched_pools(gm) and not mutates_inputs(program)
 
 
@@ -72,6 +76,7 @@ def normalise(program: ExportedProgram) -> ExportedProgram:
     remove_noops(gm)
     drop_unused_indices(gm)
     batch_unbatched_pools(gm)  # a (C, H, W) pool pools (1, C, H, W)
+    write_out_addmms(gm, constant_values(program))  # addmm that is no linear layer
     fold_constants(program)
     rewrite_indexing(program)  # after folding: a mask built from literals is a constant then
     rewrite_batchnorms(program)

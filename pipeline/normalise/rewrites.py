@@ -245,3 +245,52 @@ def rewrite_batchnorms(program: ExportedProgram) -> None:
         for user in list(bn.users):
             gm.graph.erase_node(user)
         gm.graph.erase_node(bn)
+
+
+def _linear_addmm(node: fx.Node, consts: dict) -> bool:
+    """addmm that is a linear layer as it stands: ``bias + x @ W`` with a constant [in, out]
+    ``W``, a constant [out] bias, alpha = beta = 1 (``op_mm.py`` lowers it as one)."""
+    bias, _, weight = node.args[:3]
+    if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("beta", 1) != 1:
+        return False
+    if not all(isinstance(n, fx.Node) and n.name in consts for n in (bias, weight)):
+        return False
+    return consts[bias.name].dim() == 1 and consts[weight.name].dim() == 2
+
+
+def written_out_addmms(gm: fx.GraphModule, consts: dict) -> list[fx.Node]:
+    return [
+        n for n in gm.graph.nodes
+        if n.op == "call_function" and str(n.target) == "aten.addmm.default"
+        and not _linear_addmm(n, consts)
+    ]  # fmt: skip
+
+
+def write_out_addmms(gm: fx.GraphModule, consts: dict) -> int:
+    """``addmm(bias, a, b, beta=, alpha=)`` that is no linear layer (``b`` computed, as in
+    attention written by hand, or alpha / beta other than 1) -> ``beta * bias + alpha * (a @
+    b)`` in operators of their own; beta = 0 drops the bias, as torch does (even a NaN)."""
+    nodes = written_out_addmms(gm, consts)
+    aten = torch.ops.aten
+    for node in nodes:
+        bias, a, b = node.args[:3]
+        alpha, beta = node.kwargs.get("alpha", 1), node.kwargs.get("beta", 1)
+        kept = {k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")}
+        value = node.meta["val"]
+
+        def call(target, args, val):
+            with gm.graph.inserting_before(node):
+                made = gm.graph.call_function(target, args)
+            made.meta.update(kept, val=val)
+            return made
+
+        product = call(aten.mm.default, (a, b), value)
+        if alpha != 1:
+            product = call(aten.mul.Tensor, (product, alpha), value)
+        result = product
+        if beta != 0:
+            scaled = bias if beta == 1 else call(aten.mul.Tensor, (bias, beta), bias.meta["val"])
+            result = call(aten.add.Tensor, (product, scaled), value)
+        node.replace_all_uses_with(result)
+        gm.graph.erase_node(node)
+    return len(nodes)

@@ -5,7 +5,8 @@ With a constant second operand ``W`` [in, out] the product is a linear layer and
 like one (see op_linear.py): RESHAPE to [rows, 1, 1, in] -> 1x1 CONV2D -> RESCALE -> RESHAPE,
 Vela's fully-connected path. ``W`` is linear's weight transposed, quantized per channel along
 its axis 1 (the output features); addmm's bias becomes the convolution's bias. addmm computes
-``beta * bias + alpha * (x @ W)``: only alpha = beta = 1 is a plain linear layer.
+``beta * bias + alpha * (x @ W)``: only alpha = beta = 1 is a plain linear layer; the
+normalisation writes every other addmm out (``pipeline/normalise/rewrites.py``).
 Two activations are an activation product, lowered by op_matmul.py as MATMUL.
 """
 
