@@ -41,8 +41,9 @@ def needs_decomposition(node: fx.Node, table: dict) -> bool:
     """Would ``run_decompositions(table)`` rewrite this call? In-place operators always are, and
     so are CompositeImplicitAutograd ones (batch_norm, dropout...) without a visitor."""
     target = node.target
-    if target in table:
-        return True
+    if target in table:  # an entry may rewrite only some calls (``applies``)
+        applies = getattr(table[target], "applies", None)
+        return applies is None or applies(node)
     schema = getattr(target, "_schema", None)
     if schema is None:
         return False

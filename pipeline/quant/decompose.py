@@ -67,6 +67,9 @@ DECOMPOSITIONS = {
     aten.split.Tensor: split,
     aten.split_with_sizes.default: split_with_sizes,
     aten.chunk.default: chunk,
+    aten.split_copy.Tensor: split,
+    aten.split_with_sizes_copy.default: split_with_sizes,
+    aten.unbind_copy.int: unbind,
     # Attention and recurrent layers: their own modules (how each is quantized lives there).
     aten.scaled_dot_product_attention.default: attention.scaled_dot_product_attention,
     aten.lstm.input: recurrent.lstm,

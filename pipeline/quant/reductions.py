@@ -8,7 +8,13 @@
   of operands sharing one quantization: exact), which is torch's order - a bound ``min``
   above ``max`` gives ``max``, as torch does;
 - ``any`` / ``all`` of a number tensor: of ``x != 0`` (a bool tensor, which REDUCE_ANY /
-  REDUCE_ALL take; ``pipeline/tosa/ops/op_any_all.py``).
+  REDUCE_ALL take; ``pipeline/tosa/ops/op_any_all.py``);
+- ``torch.linalg.vector_norm`` / ``x.norm(p, dim)``: ``sqrt(sum(x * x))`` for p = 2,
+  ``sum(|x|)`` for 1, ``amax(|x|)`` / ``amin(|x|)`` for +-inf, ``sum(|x| ** p) ** (1 / p)``
+  otherwise;
+- ``avg_pool2d(..., divisor_override=d)`` without ceil_mode, where every window counts its
+  padding: the average times ``kh * kw / d`` (one more MUL, its own qparams). An override
+  torch applies to windows of other sizes stays one, named by the lowering.
 """
 
 from __future__ import annotations
@@ -45,6 +51,53 @@ def clamp_tensor(x: torch.Tensor, min=None, max=None) -> torch.Tensor:
     return x
 
 
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - aten's name
+    dims = _dims(x, dim)
+    magnitude = x.abs()
+    if ord == math.inf:
+        return torch.amax(magnitude, dims, keepdim=keepdim)
+    if ord == -math.inf:
+        return torch.amin(magnitude, dims, keepdim=keepdim)
+    if ord == 2:
+        return torch.sqrt((x * x).sum(dims, keepdim=keepdim))
+    if ord == 1:
+        return magnitude.sum(dims, keepdim=keepdim)
+    if ord == 0:
+        return NotImplemented  # a count of nonzeros
+    return (magnitude**ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
+
+
+def _pair(value) -> tuple[int, int]:
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    return (values[0], values[-1]) if values else (0, 0)
+
+
+def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):  # fmt: skip
+    kh, kw = _pair(kernel_size)
+    if divisor_override is None or not _overrides_evenly(padding, ceil_mode, count_include_pad):
+        return NotImplemented
+    average = aten.avg_pool2d.default(x, kernel_size, stride, padding, False, True, None)
+    return average * (kh * kw / divisor_override)
+
+
+def _overrides_evenly(padding, ceil_mode, count_include_pad) -> bool:
+    """Every window of the pool holds kh * kw values (padding included)."""
+    return not ceil_mode and (count_include_pad or _pair(padding) == (0, 0))
+
+
+def _overridden(node) -> bool:
+    args = list(node.args) + [None] * 7
+    override = node.kwargs.get("divisor_override", args[6])
+    padding = node.kwargs.get("padding", args[3] if args[3] is not None else 0)
+    ceil_mode = node.kwargs.get("ceil_mode", args[4] or False)
+    include = node.kwargs.get("count_include_pad", True if args[5] is None else args[5])
+    return override is not None and _overrides_evenly(padding, ceil_mode, include)
+
+
+avg_pool2d.applies = _overridden  # the table's entry rewrites only these calls
+
+
 def _of_bools(reduction):
     def decomposed(x: torch.Tensor, *args, **kwargs) -> torch.Tensor:
         if x.dtype == torch.bool:
@@ -57,6 +110,8 @@ def _of_bools(reduction):
 DECOMPOSITIONS = {
     aten.var.correction: var,
     aten.clamp.Tensor: clamp_tensor,
+    aten.linalg_vector_norm.default: vector_norm,
+    aten.avg_pool2d.default: avg_pool2d,
     **{op: _of_bools(op) for op in (aten.any.default, aten.any.dim, aten.any.dims)},
     **{op: _of_bools(op) for op in (aten.all.default, aten.all.dim, aten.all.dims)},
 }

@@ -86,7 +86,9 @@ def test_adaptive_windows_match_torch():
     "module, detail",
     [
         pytest.param(
-            nn.AvgPool2d(3, 1, 1, divisor_override=4), "divisor_override=4", id="divisor_override"
+            nn.AvgPool2d(3, 1, 1, ceil_mode=True, count_include_pad=False, divisor_override=4),
+            "divisor_override=4",
+            id="divisor_override_uneven_windows",
         ),
         pytest.param(
             nn.AdaptiveAvgPool2d(9),
@@ -127,3 +129,35 @@ def test_avg_pool2d_ceil_mode_matches_torch(module, shape, ops, dtype, tmp_path)
     case, report = run_case(module, [shape], tmp_path, dtype)
     assert report["passed"]
     assert case.ops() == ops
+
+
+class OverriddenPool(nn.Module):
+    def __init__(self, divisor, **kwargs):
+        super().__init__()
+        self.divisor, self.kwargs = divisor, kwargs
+
+    def forward(self, x):
+        return nn.functional.avg_pool2d(x, divisor_override=self.divisor, **self.kwargs)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        pytest.param(OverriddenPool(2, kernel_size=2), id="sum_over_2"),
+        pytest.param(OverriddenPool(16, kernel_size=3, stride=1, padding=1), id="padded_16"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_divisor_override_is_the_average_scaled(module, dtype, tmp_path):
+    """Every window holds kh * kw values: sum / d is the average times kh * kw / d, which
+    folds into the pool's output RESCALE (one MUL in float graphs)."""
+    case, report = run_case(module, [(1, 3, 8, 8)], tmp_path, dtype)
+    assert report["passed"]
+    assert "AVG_POOL2D" in case.ops()
+
+
+def test_divisor_override_of_uneven_windows_is_named(tmp_path):
+    """ceil_mode windows hold fewer values, yet torch divides each by d: not an average."""
+    module = OverriddenPool(3, kernel_size=2, ceil_mode=True)
+    with pytest.raises(UnsupportedOperatorError, match="divisor_override=3"):
+        run_case(module, [(1, 3, 7, 7)], tmp_path)

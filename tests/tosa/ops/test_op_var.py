@@ -1,6 +1,7 @@
-"""var / std (aten.var.correction): written out before quantization as the mean of squared
-deviations times n / (n - correction) (``pipeline/quant/reductions.py``), against torch in
-the TOSA reference model, and placed on both NPUs."""
+"""var / std (aten.var.correction) and vector norms, written out before quantization
+(``pipeline/quant/reductions.py``: the mean of squared deviations times n / (n - correction);
+a sum of squares, of |x|, a max of |x|): against torch in the TOSA reference model, and
+placed on both NPUs."""
 
 import pytest
 import torch
@@ -46,3 +47,25 @@ def test_std_runs_on_the_npu(accelerator, tmp_path):
     case, _ = run_case(CASES[1].values[0], [CASES[1].values[1]], tmp_path / "case", INT8)
     check_npu_constraints(case.tosa, accelerator)
     assert run_vela(case.tosa, accelerator, tmp_path / "vela")["npu_op_share"] == 1.0
+
+
+NORMS = [
+    pytest.param(Fn(lambda m, x: torch.linalg.vector_norm(x, dim=-1, keepdim=True)), (2, 3, 8),
+                 id="l2_last"),
+    pytest.param(Fn(lambda m, x: torch.linalg.vector_norm(x, ord=1, dim=(1, 2))), (2, 3, 8),
+                 id="l1_two_dims"),
+    pytest.param(Fn(lambda m, x: x.norm(p=float("inf"), dim=1)), (2, 6), id="max_norm"),
+    pytest.param(Fn(lambda m, x: nn.functional.normalize(x, dim=-1)), (2, 4, 8),
+                 id="normalize"),
+    pytest.param(Fn(lambda m, x: torch.split_copy(x, 2, 1)[1]), (1, 5, 4), id="split_copy"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, shape", NORMS)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_vector_norms_match_torch(module, shape, dtype, tmp_path):
+    """linalg.vector_norm written out (sqrt of a sum of squares, a sum or max of |x|), as
+    F.normalize uses it; split_copy as split."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert "SLICE" in case.ops() or any(op.startswith("REDUCE") for op in case.ops())
