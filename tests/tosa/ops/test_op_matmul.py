@@ -4,7 +4,6 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.errors import UnsupportedOperatorError
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -42,9 +41,24 @@ def test_matmul_matches_torch(module, shapes, dtype, tmp_path):
     assert case.ops().count("MATMUL") == 1
 
 
-def test_broadcast_batch_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="equal batch dims"):
-        run_case(Matmul(), [(2, 3, 4), (1, 4, 5)], tmp_path)
+BROADCAST = [
+    pytest.param([(2, 3, 4), (1, 4, 5)], id="batch_1_against_2"),
+    pytest.param([(2, 3, 5), (5, 2)], id="batched_by_activation_matrix"),
+    pytest.param([(5,), (2, 5, 3)], id="vector_by_batch"),
+    pytest.param([(3, 5), (2, 4, 5, 3)], id="matrix_by_rank4"),
+    pytest.param([(4, 3, 5), (2, 4, 5, 3)], id="rank3_by_rank4"),
+]
+
+
+@pytest.mark.parametrize("shapes", BROADCAST)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_broadcast_batch_dims_tile_then_one_matmul(shapes, dtype, tmp_path):
+    """torch.matmul broadcasts batch dims (a 1-D operand a row or a column): each operand
+    is TILEd to the common batch, then one MATMUL over their product."""
+    case, report = run_case(Matmul(), shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert case.ops().count("MATMUL") == 1
+    assert "TILE" in case.ops()
 
 
 class MatrixVector(nn.Module):
