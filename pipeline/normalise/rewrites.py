@@ -16,6 +16,7 @@ NOOPS = (
     "aten.clone.default",
     "aten.alias.default",
     "aten.detach.default",
+    "aten.detach_copy.default",
     "aten.lift_fresh_copy.default",
     "aten.dropout.default",
     "aten.feature_dropout.default",

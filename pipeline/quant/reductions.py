@@ -14,7 +14,9 @@
   otherwise;
 - ``avg_pool2d(..., divisor_override=d)`` without ceil_mode, where every window counts its
   padding: the average times ``kh * kw / d`` (one more MUL, its own qparams). An override
-  torch applies to windows of other sizes stays one, named by the lowering.
+  torch applies to windows of other sizes stays one, named by the lowering;
+- ``x.mean()`` as the mean over every dim, ``mul.Scalar`` / ``div.Scalar`` as the Tensor
+  forms of the same call.
 """
 
 from __future__ import annotations
@@ -98,6 +100,15 @@ def _overridden(node) -> bool:
 avg_pool2d.applies = _overridden  # the table's entry rewrites only these calls
 
 
+def mean_all(x: torch.Tensor, *, dtype=None) -> torch.Tensor:
+    """``x.mean()``: over every dim (mean.dim, the form the lowering takes)."""
+    return x.mean(list(range(x.dim())))
+
+
+def _scalar_form(op):
+    return lambda x, other: op(x, other)
+
+
 def _of_bools(reduction):
     def decomposed(x: torch.Tensor, *args, **kwargs) -> torch.Tensor:
         if x.dtype == torch.bool:
@@ -112,6 +123,10 @@ DECOMPOSITIONS = {
     aten.clamp.Tensor: clamp_tensor,
     aten.linalg_vector_norm.default: vector_norm,
     aten.avg_pool2d.default: avg_pool2d,
+    aten.mean.default: mean_all,
+    # ``x * c`` as the Tensor form (what the quantizer and the lowering take)
+    aten.mul.Scalar: _scalar_form(aten.mul.Tensor),
+    aten.div.Scalar: _scalar_form(aten.div.Tensor),
     **{op: _of_bools(op) for op in (aten.any.default, aten.any.dim, aten.any.dims)},
     **{op: _of_bools(op) for op in (aten.all.default, aten.all.dim, aten.all.dims)},
 }

@@ -69,3 +69,23 @@ def test_vector_norms_match_torch(module, shape, dtype, tmp_path):
     case, report = run_case(module, [shape], tmp_path, dtype)
     assert report["passed"]
     assert "SLICE" in case.ops() or any(op.startswith("REDUCE") for op in case.ops())
+
+
+@pytest.mark.parametrize(
+    "module, shape",
+    [
+        pytest.param(Fn(lambda m, x: torch.mean(x)), (3, 4), id="mean_of_everything"),
+        pytest.param(Fn(lambda m, x: torch.detach_copy(x) * 2), (3, 4), id="detach_copy"),
+        pytest.param(
+            Fn(lambda m, x: (torch.ops.aten.div.Scalar(x, 2.0), torch.ops.aten.mul.Scalar(x, 3))),
+            (3, 4),
+            id="scalar_forms",
+        ),
+    ],
+)
+@pytest.mark.parametrize("dtype", [INT8, FP])
+def test_other_forms_of_the_same_calls(module, shape, dtype, tmp_path):
+    """x.mean() is the mean over every dim, detach_copy a copy, mul/div.Scalar the Tensor
+    forms: the calls the quantizer and the lowering already take."""
+    _, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
