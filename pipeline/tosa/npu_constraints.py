@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tosa.ArgMaxAttribute import ArgMaxAttribute
 from tosa.Attribute import Attribute
 from tosa.AvgPool2dAttribute import AvgPool2dAttribute
 from tosa.DType import DType
@@ -88,6 +89,12 @@ def _reduce_sum_attrs(raw) -> dict:
     return {"axis": table.Axis()}
 
 
+def _argmax_attrs(raw) -> dict:
+    table = ArgMaxAttribute()
+    table.Init(raw.Bytes, raw.Pos)
+    return {"axis": table.Axis()}
+
+
 _SMALL_CONSTANT = {"int8": np.int8, "int16": np.int16, "int32": np.int32}
 
 
@@ -140,6 +147,8 @@ def read_operators(path: Path) -> list[Operator]:
             attrs = _transpose_conv_attrs(raw.Attribute())
         elif raw.AttributeType() == Attribute.ReduceSumAttribute:
             attrs = _reduce_sum_attrs(raw.Attribute())
+        elif raw.AttributeType() == Attribute.ArgMaxAttribute:
+            attrs = _argmax_attrs(raw.Attribute())
         operators.append(
             Operator(
                 _OP_NAMES.get(raw.Op(), "UNKNOWN"),
@@ -309,10 +318,21 @@ def _u55_resize_batch(op: Operator):
     return None
 
 
+def _u55_argmax(op: Operator):
+    """Vela 5.2 runs ARGMAX on Ethos-U55/U65 along the innermost (channel) axis only
+    ('Non-passthrough operation (ArgMax)' otherwise, measured)."""
+    if op.op == "ARGMAX" and op.attrs.get("axis") != len(op.inputs[0].shape) - 1:
+        return (
+            "search the innermost axis",
+            f"axis {op.attrs.get('axis')} of rank {len(op.inputs[0].shape)}",
+        )
+    return None
+
+
 _U55 = (
     _integer_only, _u55_supported, _u55_no_bool, _u55_avg_pool, _u55_int8_only,
     _u55_transpose, _u55_resize, _u55_transpose_conv, _u55_transpose_size, _u55_reduce_sum,
-    _u55_reduce_max_min, _u55_resize_batch,
+    _u55_reduce_max_min, _u55_resize_batch, _u55_argmax,
 )  # fmt: skip
 RULES: dict[str, tuple[Rule, ...]] = {
     "u55": _U55,

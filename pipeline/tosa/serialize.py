@@ -28,7 +28,11 @@ _DTYPES = {
     "shape": ts.DType.SHAPE,
 }
 # Attribute method names that do not follow CamelCase of the operator name.
-_ATTRIBUTE_NAMES = {"MATMUL": "MatMulAttribute", "INTDIV": "IntDivAttribute"}
+_ATTRIBUTE_NAMES = {
+    "MATMUL": "MatMulAttribute",
+    "INTDIV": "IntDivAttribute",
+    "ARGMAX": "ArgMaxAttribute",
+}
 # Attribute values stored as strings in the graph and converted to serializer enums here.
 _ENUM_ATTRS = {
     "acc_type": lambda v: _DTYPES[v],
