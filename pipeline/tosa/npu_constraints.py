@@ -25,8 +25,8 @@ from tosa.Op import Op
 from tosa.ReduceSumAttribute import ReduceSumAttribute
 from tosa.ResizeAttribute import ResizeAttribute
 from tosa.ResizeMode import ResizeMode
-from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
 from tosa.TosaGraph import TosaGraph
+from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
 
 from pipeline.errors import UserError
 

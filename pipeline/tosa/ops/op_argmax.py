@@ -26,9 +26,9 @@ def visit_argmax(node: fx.Node, ctx: LoweringContext) -> None:
     source = ctx.tensor(x)
     if dim is None:  # the flattened tensor
         source = emit.relayout(ctx, node, source, dim_order(x), (int(np.prod(shape)),), (0,))
-        order, axis_dim, searched = (0,), 0, (int(np.prod(shape)),)
+        order, axis_dim = (0,), 0
     else:
-        order, axis_dim, searched = dim_order(x), int(dim) % len(shape), shape
+        order, axis_dim = dim_order(x), int(dim) % len(shape)
     if target_name(node.target) == "aten.argmin.default":
         source = _reversed_order(ctx, node, source, dtype)
     axis = list(order).index(axis_dim)
@@ -46,8 +46,8 @@ def _reversed_order(ctx: LoweringContext, node: fx.Node, source: str, dtype: str
     shape = ctx.graph.tensors[source].shape
     if dtype.startswith(("fp", "bf")):
         out = ctx.temp(node, "negated", shape, dtype)
-        ctx.emit("NEGATE", [source, ctx.zero_point(f"{node.name}_in_zp", 0, dtype),
-                            ctx.zero_point(f"{node.name}_out_zp", 0, dtype)], [out], node)  # fmt: skip
+        zero_points = [ctx.zero_point(f"{node.name}_{side}_zp", 0, dtype) for side in ("in", "out")]
+        ctx.emit("NEGATE", [source, *zero_points], [out], node)
         return out
     out = ctx.temp(node, "reversed", shape, dtype)
     ctx.emit("BITWISE_NOT", [source], [out], node)  # ~x == -1 - x in two's complement
