@@ -15,6 +15,7 @@
 - ``avg_pool2d(..., divisor_override=d)`` without ceil_mode, where every window counts its
   padding: the average times ``kh * kw / d`` (one more MUL, its own qparams). An override
   torch applies to windows of other sizes stays one, named by the lowering;
+- a dilated ``max_pool2d``: the MAXIMUM of the strided slices its taps read;
 - ``x.mean()`` as the mean over every dim, ``mul.Scalar`` / ``div.Scalar`` as the Tensor
   forms of the same call.
 """
@@ -105,6 +106,40 @@ def mean_all(x: torch.Tensor, *, dtype=None) -> torch.Tensor:
     return x.mean(list(range(x.dim())))
 
 
+def max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """A dilated max pool (no ceil_mode): the maximum of the kh * kw strided slices its taps
+    read (MAXIMUM of operands sharing one quantization: exact), the padding -inf."""
+    (kh, kw), (dh, dw) = _pair(kernel_size), _pair(dilation)
+    (sh, sw) = _pair(stride) if stride else (kh, kw)
+    (ph, pw) = _pair(padding)
+    if (dh, dw) == (1, 1) or ceil_mode:
+        return NotImplemented
+    if ph or pw:
+        x = torch.nn.functional.pad(x, (pw, pw, ph, ph), value=-math.inf)
+    height, width = x.shape[-2:]
+    rows = (height - dh * (kh - 1) - 1) // sh + 1
+    cols = (width - dw * (kw - 1) - 1) // sw + 1
+    result = None
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dh, j * dw
+            tap = x[
+                ..., top : top + (rows - 1) * sh + 1 : sh, left : left + (cols - 1) * sw + 1 : sw
+            ]
+            result = tap if result is None else torch.maximum(result, tap)
+    return result
+
+
+def _dilated(node) -> bool:
+    args = list(node.args) + [None] * 6
+    dilation = node.kwargs.get("dilation", args[4] if args[4] is not None else 1)
+    ceil_mode = node.kwargs.get("ceil_mode", args[5] or False)
+    return _pair(dilation) != (1, 1) and not ceil_mode
+
+
+max_pool2d.applies = _dilated
+
+
 def _scalar_form(op):
     return lambda x, other: op(x, other)
 
@@ -124,6 +159,7 @@ DECOMPOSITIONS = {
     aten.linalg_vector_norm.default: vector_norm,
     aten.avg_pool2d.default: avg_pool2d,
     aten.mean.default: mean_all,
+    aten.max_pool2d.default: max_pool2d,
     # ``x * c`` as the Tensor form (what the quantizer and the lowering take)
     aten.mul.Scalar: _scalar_form(aten.mul.Tensor),
     aten.div.Scalar: _scalar_form(aten.div.Tensor),

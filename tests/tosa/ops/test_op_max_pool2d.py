@@ -30,9 +30,28 @@ def test_max_pool2d_other_types_match_torch(dtype, tmp_path):
     assert case.ops() == ["MAX_POOL2D"]
 
 
-def test_max_pool2d_with_dilation_is_unsupported(tmp_path):
+DILATED = [
+    pytest.param(nn.MaxPool2d(2, dilation=2), (1, 2, 8, 8), id="k2_d2"),
+    pytest.param(nn.MaxPool2d(3, stride=1, dilation=2), (1, 3, 9, 9), id="k3_s1_d2"),
+    pytest.param(nn.MaxPool2d(2, stride=2, padding=1, dilation=(2, 1)), (1, 3, 8, 8),
+                 id="padded_d2x1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, shape", DILATED)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_dilated_max_pool_is_the_maximum_of_its_taps(module, shape, dtype, tmp_path):
+    """Each tap a strided slice (padding -inf), MAXIMUM of operands sharing one
+    quantization: exactly torch's values."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][0].get("max_abs_diff_int", 0) == 0
+    assert "MAXIMUM" in case.ops()
+
+
+def test_dilated_ceil_mode_max_pool_is_named(tmp_path):
     with pytest.raises(Exception, match=r"max_pool2d\.default with dilation=\[2, 2\]"):
-        run_case(nn.MaxPool2d(2, dilation=2), [(1, 2, 8, 8)], tmp_path)
+        run_case(nn.MaxPool2d(2, dilation=2, ceil_mode=True), [(1, 2, 9, 9)], tmp_path)
 
 
 CEIL = [
