@@ -26,6 +26,9 @@ import math
 
 import torch
 
+from pipeline.tosa.pooling import pair
+from pipeline.tosa.registry import call_arguments
+
 aten = torch.ops.aten
 
 
@@ -70,14 +73,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     return (magnitude**ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
 
 
-def _pair(value) -> tuple[int, int]:
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    return (values[0], values[-1]) if values else (0, 0)
-
-
 def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):  # fmt: skip
-    kh, kw = _pair(kernel_size)
+    kh, kw = pair(kernel_size)
     if divisor_override is None or not _overrides_evenly(padding, ceil_mode, count_include_pad):
         return NotImplemented
     average = aten.avg_pool2d.default(x, kernel_size, stride, padding, False, True, None)
@@ -86,16 +84,14 @@ def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_incl
 
 def _overrides_evenly(padding, ceil_mode, count_include_pad) -> bool:
     """Every window of the pool holds kh * kw values (padding included)."""
-    return not ceil_mode and (count_include_pad or _pair(padding) == (0, 0))
+    return not ceil_mode and (count_include_pad or pair(padding) == (0, 0))
 
 
 def _overridden(node) -> bool:
-    args = list(node.args) + [None] * 7
-    override = node.kwargs.get("divisor_override", args[6])
-    padding = node.kwargs.get("padding", args[3] if args[3] is not None else 0)
-    ceil_mode = node.kwargs.get("ceil_mode", args[4] or False)
-    include = node.kwargs.get("count_include_pad", True if args[5] is None else args[5])
-    return override is not None and _overrides_evenly(padding, ceil_mode, include)
+    a = call_arguments(node)
+    return a["divisor_override"] is not None and _overrides_evenly(
+        a["padding"], a["ceil_mode"], a["count_include_pad"]
+    )
 
 
 avg_pool2d.applies = _overridden  # the table's entry rewrites only these calls
@@ -109,9 +105,9 @@ def mean_all(x: torch.Tensor, *, dtype=None) -> torch.Tensor:
 def max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """A dilated max pool (no ceil_mode): the maximum of the kh * kw strided slices its taps
     read (MAXIMUM of operands sharing one quantization: exact), the padding -inf."""
-    (kh, kw), (dh, dw) = _pair(kernel_size), _pair(dilation)
-    (sh, sw) = _pair(stride) if stride else (kh, kw)
-    (ph, pw) = _pair(padding)
+    (kh, kw), (dh, dw) = pair(kernel_size), pair(dilation)
+    (sh, sw) = pair(stride) if stride else (kh, kw)
+    (ph, pw) = pair(padding)
     if (dh, dw) == (1, 1) or ceil_mode:
         return NotImplemented
     if ph or pw:
@@ -131,10 +127,8 @@ def max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False
 
 
 def _dilated(node) -> bool:
-    args = list(node.args) + [None] * 6
-    dilation = node.kwargs.get("dilation", args[4] if args[4] is not None else 1)
-    ceil_mode = node.kwargs.get("ceil_mode", args[5] or False)
-    return _pair(dilation) != (1, 1) and not ceil_mode
+    a = call_arguments(node)
+    return pair(a["dilation"]) != (1, 1) and not a["ceil_mode"]
 
 
 max_pool2d.applies = _dilated

@@ -8,7 +8,8 @@ from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext
 
 
-def _pair(value) -> tuple[int, int]:
+def pair(value) -> tuple[int, int]:
+    """(height, width) of a pooling argument given as one int or a list of one or two."""
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     return (int(values[0]), int(values[-1]))
 
@@ -22,7 +23,7 @@ def pool_geometry(in_hw, kernel, stride, padding, out_hw=None) -> tuple[dict, tu
     A kernel covering the whole (unpadded) input gets stride 1: the output is 1x1 for any
     stride, and Ethos-U55 only accepts pooling strides 1..3.
     """
-    kernel, stride, padding = _pair(kernel), _pair(stride), _pair(padding)
+    kernel, stride, padding = pair(kernel), pair(stride), pair(padding)
     if padding == (0, 0) and kernel == tuple(int(d) for d in in_hw):
         stride = (1, 1)
     if out_hw is None:

@@ -35,6 +35,20 @@ def lowers(*targets: str) -> Callable[[Visitor], Visitor]:
     return register
 
 
+def call_arguments(node: Any) -> dict:
+    """An operator call's arguments by their schema names, defaults filled in (None where the
+    schema has none): ``call_arguments(pool)["divisor_override"]``."""
+    values = {}
+    for i, argument in enumerate(node.target._schema.arguments):
+        if i < len(node.args):
+            values[argument.name] = node.args[i]
+        elif argument.name in node.kwargs:
+            values[argument.name] = node.kwargs[argument.name]
+        else:
+            values[argument.name] = argument.default_value if argument.has_default_value() else None
+    return values
+
+
 def target_name(target: Any) -> str:
     """The registry key of an FX call target: ``aten.add.Tensor``, ``tosa.rescale``, ..."""
     name = getattr(target, "tosa_name", None)

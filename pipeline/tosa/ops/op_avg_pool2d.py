@@ -22,7 +22,7 @@ from torch import fx
 
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.pooling import pool_geometry
+from pipeline.tosa.pooling import pair, pool_geometry
 from pipeline.tosa.registry import lowers
 
 MAX_ADAPTIVE_CELLS = 64  # beyond this the SLICE/CONCAT decomposition gets too large
@@ -75,16 +75,11 @@ def _pad_explicitly(ctx, node, kernel, stride, padding, ceil_mode) -> tuple[str,
     return padded, size
 
 
-def _pair(value) -> tuple[int, int]:
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    return (int(values[0]), int(values[-1]))
-
-
 @lowers("aten.avg_pool2d.default")
 def visit_avg_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
     args = list(node.args) + [None] * (7 - len(node.args))
     kernel, stride, padding, ceil_mode, include_pad, divisor = args[1:7]
-    kernel, stride, padding = _pair(kernel), _pair(stride or kernel), _pair(padding or 0)
+    kernel, stride, padding = pair(kernel), pair(stride or kernel), pair(padding or 0)
     if divisor is not None:
         raise ctx.unsupported(node, f"divisor_override={divisor}", "no divisor_override")
     src, in_hw = ctx.tensor(node.args[0]), torch_shape(node.args[0])[2:]

@@ -30,7 +30,7 @@ import torch
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.tosa.registry import call_arguments, lowers
 
 MAX_SCALE_N = 2048  # TOSA: scale_n <= 1 << 11 (an int32 accumulator for int8 BILINEAR)
 
@@ -91,20 +91,6 @@ def parameter_limits(n: int, d: int, offset: int, border: int) -> str | None:
     return None
 
 
-def _arguments(node: fx.Node) -> dict:
-    """The operator's arguments by schema name (defaults filled in)."""
-    schema = node.target._schema
-    values = {}
-    for i, argument in enumerate(schema.arguments):
-        if i < len(node.args):
-            values[argument.name] = node.args[i]
-        elif argument.name in node.kwargs:
-            values[argument.name] = node.kwargs[argument.name]
-        else:
-            values[argument.name] = argument.default_value if argument.has_default_value() else None
-    return values
-
-
 def _axis_scales(arguments: dict) -> list[float | None]:
     if arguments.get("scale_factors"):
         return list(arguments["scale_factors"])
@@ -142,7 +128,7 @@ def resize_inputs(node: fx.Node, ctx: LoweringContext, *, nearest: bool) -> tupl
     """
     x = node.args[0]
     in_hw, out_hw = torch_shape(x)[2:], torch_shape(node)[2:]
-    arguments = _arguments(node)
+    arguments = call_arguments(node)
     align_corners = bool(arguments.get("align_corners"))
     per_axis = [
         axis_parameters(i, o, nearest=nearest, align_corners=align_corners, scale=s)
