@@ -88,7 +88,7 @@ def emit_add_sub(node: fx.Node, ctx: LoweringContext, op: str) -> None:
         op, alpha = {"ADD": "SUB", "SUB": "ADD"}[op], -alpha
     out_q = ctx.qparams(node)
     if out_q is None:  # float, or integers (int32: ``ids + 1``)
-        _emit_unquantized(node, ctx, op, operands, alpha)
+        emit_unquantized(node, ctx, op, operands, alpha)
         return
     qparams = _quantized(ctx, node, tensors)
     shift = LEFT_SHIFT[out_q.dtype]
@@ -110,10 +110,11 @@ def _scales(ctx: LoweringContext, operands) -> list:
     return [ctx.qparams(x) if isinstance(x, fx.Node) else None for x in operands]
 
 
-def _emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, alpha) -> None:
-    """Float or integer ADD/SUB; a tensor second operand times ``alpha`` first (MUL). int8 and
-    int16 tensors (never quantized: raw integers) add in int32, CAST back (wrapping, as
-    torch's do): TOSA's ADD/SUB/MUL take int32 only."""
+def emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, alpha=1) -> None:
+    """Float or integer ADD/SUB/MUL; a tensor second operand times ``alpha`` first (MUL).
+    int8, int16 and bool tensors (never quantized: raw integers) are computed in int32 and
+    CAST back (wrapping, as torch's int8 and int16 arithmetic does): TOSA's ADD/SUB/MUL
+    take int32 only."""
     narrow_to = ctx.dtype(node) if ctx.dtype(node) in ("int8", "int16") else None
     dtype = "int32" if ctx.dtype(node) == "int32" or narrow_to else "fp32"
 
@@ -121,18 +122,22 @@ def _emit_unquantized(node: fx.Node, ctx: LoweringContext, op: str, operands, al
         if not isinstance(x, fx.Node):
             return scalar_const(ctx, node, x, dtype)
         tensor = ranked(ctx, node, x)
-        if dtype == "int32" and ctx.graph.tensors[tensor].dtype in ("int8", "int16"):
+        if dtype == "int32" and ctx.graph.tensors[tensor].dtype in ("int8", "int16", "bool"):
             tensor = emit.cast(ctx, node, tensor, "int32")
         return tensor
 
+    def shift():
+        return ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8", any_profile=True)
+
     inputs = [operand(x) for x in operands]
+    if op == "MUL":
+        inputs.append(shift())
     if alpha != 1:
         if dtype == "int32" and float(alpha) != int(alpha):
             raise ctx.unsupported(node, f"alpha={alpha} on integers", "an integer alpha")
         scaled = ctx.temp(node, "alpha", ctx.graph.tensors[inputs[1]].shape, dtype)
         factor = scalar_const(ctx, node, int(alpha) if dtype == "int32" else alpha, dtype)
-        shift = ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8", any_profile=True)
-        ctx.emit("MUL", [inputs[1], factor, shift], [scaled], node)
+        ctx.emit("MUL", [inputs[1], factor, shift()], [scaled], node)
         inputs[1] = scaled
     if narrow_to:
         wide = ctx.temp(node, "int32", tosa_shape(node), "int32")

@@ -329,10 +329,18 @@ def _u55_argmax(op: Operator):
     return None
 
 
+def _u55_left_shift(op: Operator):
+    """Vela 5.2 shifts int32 only on Ethos-U55/U65 ('Non-passthrough operation (SHL)',
+    measured); their variant shifts int8/int16 in int32 and wraps (replace_int_ops_pass)."""
+    if op.op == "LOGICAL_LEFT_SHIFT" and op.inputs[0].dtype != "int32":
+        return "shift int32 values", op.inputs[0].dtype
+    return None
+
+
 _U55 = (
     _integer_only, _u55_supported, _u55_no_bool, _u55_avg_pool, _u55_int8_only,
     _u55_transpose, _u55_resize, _u55_transpose_conv, _u55_transpose_size, _u55_reduce_sum,
-    _u55_reduce_max_min, _u55_resize_batch, _u55_argmax,
+    _u55_reduce_max_min, _u55_resize_batch, _u55_argmax, _u55_left_shift,
 )  # fmt: skip
 RULES: dict[str, tuple[Rule, ...]] = {
     "u55": _U55,

@@ -148,3 +148,26 @@ def test_int16_transpose_conv_fails_on_u55_unless_split(tmp_path):
     check_npu_constraints(case.variant("u55"), "ethos-u55-128")
     run_vela(case.variant("u55"), tmp_path / "u55", vela_args("ethos-u55-128"))
     check_npu_constraints(case.tosa, "ethos-u85-256")
+
+
+@pytest.mark.needs_vela
+def test_int8_left_shift_is_named_on_u55_and_the_variant_compiles(tmp_path):
+    """Vela 5.2 shifts int32 only on U55: an int8 LOGICAL_LEFT_SHIFT fails there
+    ('Non-passthrough operation (SHL)'); the check names it first, and the U55 variant (a
+    wrapped int32 shift) compiles."""
+    import torch
+
+    from pipeline.errors import StageError
+    from pipeline.stages.vela import run_vela
+    from tests.tosa.elementwise_cases import Lambda
+    from tests.tosa.lowering_cases import integers
+
+    case = lower_case(Lambda(lambda a: a.to(torch.int8) << 2), [integers((2, 16), 100)], tmp_path)
+    with pytest.raises(UserError, match="LOGICAL_LEFT_SHIFT on ethos-u55-128 must shift int32"):
+        check_npu_constraints(case.tosa, "ethos-u55-128")
+    raw = ["--accelerator-config=ethos-u55-128", *vela_args("ethos-u55-128")[2:]]  # unchecked
+    with pytest.raises(StageError, match=r"Non-passthrough operation \(SHL\)"):
+        run_vela(case.tosa, tmp_path / "common", raw)
+    check_npu_constraints(case.variant("u55"), "ethos-u55-128")
+    run_vela(case.variant("u55"), tmp_path / "u55", vela_args("ethos-u55-128"))
+    check_npu_constraints(case.tosa, "ethos-u85-256")

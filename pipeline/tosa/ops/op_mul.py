@@ -13,7 +13,14 @@ from torch import fx
 
 from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import check_operands, narrow, ranked, scalar_const, widen
+from pipeline.tosa.elementwise import (
+    check_operands,
+    emit_unquantized,
+    narrow,
+    ranked,
+    scalar_const,
+    widen,
+)
 from pipeline.tosa.fp_emit import mul_shift
 from pipeline.tosa.registry import lowers
 
@@ -52,12 +59,8 @@ def visit_div(node: fx.Node, ctx: LoweringContext) -> None:
 def visit_mul(node: fx.Node, ctx: LoweringContext) -> None:
     a, b = check_operands(node, ctx)
     out_q = ctx.qparams(node)
-    shift = mul_shift(ctx, node)
-    if out_q is None:
-        other = (
-            ranked(ctx, node, b) if isinstance(b, fx.Node) else scalar_const(ctx, node, b, "fp32")
-        )
-        ctx.emit("MUL", [ranked(ctx, node, a), other, shift], [ctx.define(node)], node)
+    if out_q is None:  # float, or integers (``ids * 2``, int8 wrapping like torch's)
+        emit_unquantized(node, ctx, "MUL", (a, b))
         return
     if ctx.qparams(a) is None or (isinstance(b, fx.Node) and ctx.qparams(b) is None):
         raise ctx.unsupported(
@@ -66,6 +69,7 @@ def visit_mul(node: fx.Node, ctx: LoweringContext) -> None:
     if not isinstance(b, fx.Node):
         _times_scalar(node, ctx, a, float(b))
         return
+    shift = mul_shift(ctx, node)
     product = ctx.temp(node, "int32", tosa_shape(node), "int32")
     operands = [widen(ctx, node, a, 1.0, "in0"), widen(ctx, node, b, 1.0, "in1")]
     ctx.emit("MUL", [*operands, shift], [product], node)

@@ -1,5 +1,5 @@
 """Ethos-U55/U65: integer shifts and bitwise operators with a constant, in operators Vela 5.2
-places there (int32 ADD/SUB, LOGICAL_LEFT_SHIFT, ARITHMETIC_RIGHT_SHIFT with round=True).
+places there (int32 ADD/SUB, int32 LOGICAL_LEFT_SHIFT, ARITHMETIC_RIGHT_SHIFT with round=True).
 
 Vela runs no BITWISE_* on Ethos-U55/U65 and only the rounding right shift, while torch's
 ``x >> k`` floors. Every rewrite gives the same int32 values:
@@ -14,9 +14,12 @@ Vela runs no BITWISE_* on Ethos-U55/U65 and only the rounding right shift, while
   ``x | c`` is ``(x - a) + c`` and ``x ^ c`` is ``(x - a) + (c - a)``, sums of disjoint
   bits that never overflow.
 
+* ``x << k`` of int8/int16 (Vela shifts int32 only there) wraps like torch's: the int32
+  ``v = x << k`` less its bits past the type's width, ``v - ((v + 2**(b-1)) >> b << b)``.
+
 int8/int16 operands are widened (CAST) and the result RESCALEd back by 1 (it fits: a shift
-right or a mask of the type's own bits). Left to the pre-Vela check: bitwise operators of two
-tensors, INTDIV (division by a tensor), a left shift of int8/int16 (it wraps in torch).
+right, a mask of the type's own bits, a wrapped left shift). Left to the pre-Vela check:
+bitwise operators of two tensors, INTDIV (division by a tensor).
 """
 
 from __future__ import annotations
@@ -32,12 +35,18 @@ def _constant(graph: TosaGraph, name: str) -> int | None:
     return None if data is None or data.size != 1 else int(data.reshape(-1)[0])
 
 
-def _floor_shift(graph: TosaGraph, op: Operator, x: str, k, hint: str) -> str:
-    """``x >> k`` (floor) for a number or int32 tensor ``k``, with the rounding shift."""
+def _floor_shift(graph: TosaGraph, op: Operator, x: str, k, hint: str, full: bool) -> str:
+    """``x >> k`` (floor) for a number or int32 tensor ``k``, with the rounding shift. A
+    ``full``-range int32 ``x`` is first raised to at least ``-2**31 + 2**(k-1)`` (MAXIMUM), so
+    taking the half step off cannot overflow; the values raised all floor to ``-2**(31-k)``
+    either way."""
     rank = len(graph.tensors[x].shape)
     if isinstance(k, int):
         if k == 0:
             return x
+        if full:
+            floor = int_ops.scalar(graph, f"{hint}_low", -(1 << 31) + (1 << (k - 1)), rank)
+            x = int_ops.binary(graph, op, "MAXIMUM", x, floor, f"{hint}_raised")
         x = int_ops.binary(graph, op, "ADD", x, int_ops.scalar(graph, f"{hint}_h", -(1 << (k - 1)),
                                                                rank), f"{hint}_less")  # fmt: skip
         k = int_ops.scalar(graph, f"{hint}_k", k, rank)
@@ -48,6 +57,10 @@ def _floor_shift(graph: TosaGraph, op: Operator, x: str, k, hint: str) -> str:
                      int_ops.scalar(graph, f"{hint}_one", 1, rank), f"{hint}_halved",
                      graph.tensors[k].shape, round=True)  # fmt: skip
         half = int_ops.binary(graph, op, "SUB", power, halved, f"{hint}_half")
+        if full:
+            lowest = int_ops.scalar(graph, f"{hint}_min", -(1 << 31), rank)
+            floor = int_ops.binary(graph, op, "ADD", lowest, half, f"{hint}_low")
+            x = int_ops.binary(graph, op, "MAXIMUM", x, floor, f"{hint}_raised")
         x = int_ops.binary(graph, op, "SUB", x, half, f"{hint}_less")
     shape = int_ops.broadcast_shape(graph, x, k)
     return _op(graph, op, "ARITHMETIC_RIGHT_SHIFT", x, k, f"{hint}_floor", shape, round=True)
@@ -66,6 +79,22 @@ def _left(graph: TosaGraph, op: Operator, x: str, k: int, hint: str) -> str:
                hint, graph.tensors[x].shape)  # fmt: skip
 
 
+def _wrapped_left(graph: TosaGraph, op: Operator, x: str, k, bits: int, hint: str) -> str:
+    """``x << k`` (int32 ``x`` of a ``bits``-wide type, a number or int32 tensor ``k``)
+    wrapped into that type's range, as int32."""
+    rank = len(graph.tensors[x].shape)
+    if isinstance(k, int):
+        shifted = _left(graph, op, x, k, f"{hint}_v")
+    else:
+        shifted = _op(graph, op, "LOGICAL_LEFT_SHIFT", x, k, f"{hint}_v",
+                      int_ops.broadcast_shape(graph, x, k))  # fmt: skip
+    half = int_ops.scalar(graph, f"{hint}_half", 1 << (bits - 1), rank)
+    biased = int_ops.binary(graph, op, "ADD", shifted, half, f"{hint}_biased")
+    over = _left(graph, op, _floor_shift(graph, op, biased, bits, f"{hint}_over", False), bits,
+                 f"{hint}_over_up")  # fmt: skip
+    return int_ops.binary(graph, op, "SUB", shifted, over, f"{hint}_wrapped")
+
+
 def _runs(mask: int) -> list[tuple[int, int]]:
     """The runs of set bits ``[lo, hi)`` of a 32-bit mask."""
     bits = [(mask >> i) & 1 for i in range(32)] + [0]
@@ -73,18 +102,18 @@ def _runs(mask: int) -> list[tuple[int, int]]:
             for i in range(32) if bits[i] and (i == 0 or not bits[i - 1])]  # fmt: skip
 
 
-def _and(graph: TosaGraph, op: Operator, x: str, mask: int, hint: str) -> str:
+def _and(graph: TosaGraph, op: Operator, x: str, mask: int, hint: str, full: bool) -> str:
     """``x & mask`` (int32 ``x``, constant ``mask``) from shifts, ADD and SUB: per run of
     the mask's bits, or ``x - (x & ~mask)`` when the complement has fewer runs."""
     mask &= 0xFFFFFFFF
     if len(_runs(~mask & 0xFFFFFFFF)) < len(_runs(mask)):
-        return int_ops.binary(graph, op, "SUB", x, _and(graph, op, x, ~mask, f"{hint}_not"),
+        return int_ops.binary(graph, op, "SUB", x, _and(graph, op, x, ~mask, f"{hint}_not", full),
                               f"{hint}_diff")  # fmt: skip
     total = None
     for lo, hi in _runs(mask):
-        low = _floor_shift(graph, op, x, lo, f"{hint}_{lo}")
+        low = _floor_shift(graph, op, x, lo, f"{hint}_{lo}", full)
         if hi < 32:
-            high = _left(graph, op, _floor_shift(graph, op, x, hi, f"{hint}_{hi}"), hi - lo,
+            high = _left(graph, op, _floor_shift(graph, op, x, hi, f"{hint}_{hi}", full), hi - lo,
                          f"{hint}_{hi}_up")  # fmt: skip
             low = int_ops.binary(graph, op, "SUB", low, high, f"{hint}_{lo}_field")
         field = _left(graph, op, low, lo, f"{hint}_{lo}_back")
@@ -100,12 +129,12 @@ def _signed(value: int) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-def _bitwise(graph: TosaGraph, op: Operator, x: str, c: int, hint: str) -> str:
+def _bitwise(graph: TosaGraph, op: Operator, x: str, c: int, hint: str, full: bool) -> str:
     """AND, OR or XOR of int32 ``x`` with a constant from ``a = x & c``: ``x | c`` is
     ``(x - a) + c`` and ``x ^ c`` is ``(x - a) + (c - a)``; each term a set of bits
     disjoint from the other's, so no operator overflows."""
     rank = len(graph.tensors[x].shape)
-    both = _and(graph, op, x, c, f"{hint}_both")
+    both = _and(graph, op, x, c, f"{hint}_both", full)
     if op.op == "BITWISE_AND":
         return both
     rest = int_ops.binary(graph, op, "SUB", x, both, f"{hint}_rest")  # x & ~c
@@ -123,7 +152,16 @@ def _rewrite(graph: TosaGraph, op: Operator) -> str | None:
         amount = _constant(graph, k)
         x32 = int_ops.widen(graph, op, x, f"{out}_x32")
         shift = amount if amount is not None else int_ops.widen(graph, op, k, f"{out}_k32")
-        return _floor_shift(graph, op, x32, shift, out)
+        return _floor_shift(graph, op, x32, shift, out, graph.tensors[x].dtype == "int32")
+    if op.op == "LOGICAL_LEFT_SHIFT":
+        bits = {"int8": 8, "int16": 16}.get(graph.tensors[out].dtype)
+        if bits is None:
+            return None
+        x, k = op.inputs
+        amount = _constant(graph, k)
+        x32 = int_ops.widen(graph, op, x, f"{out}_x32")
+        shift = amount if amount is not None else int_ops.widen(graph, op, k, f"{out}_k32")
+        return _wrapped_left(graph, op, x32, shift, bits, out)
     if op.op == "BITWISE_NOT":
         x32 = int_ops.widen(graph, op, op.inputs[0], f"{out}_x32")
         rank = len(graph.tensors[x32].shape)
@@ -135,13 +173,14 @@ def _rewrite(graph: TosaGraph, op: Operator) -> str | None:
         if constants[1] is None and constants[0] is None:
             return None
         x, c = (a, constants[1]) if constants[1] is not None else (b, constants[0])
-        return _bitwise(graph, op, int_ops.widen(graph, op, x, f"{out}_x32"), c, out)
+        full = graph.tensors[x].dtype == "int32"
+        return _bitwise(graph, op, int_ops.widen(graph, op, x, f"{out}_x32"), c, out, full)
     return None
 
 
 def run(graph: TosaGraph) -> None:
     for op in list(graph.operators):
-        if op.op not in ("ARITHMETIC_RIGHT_SHIFT", "BITWISE_NOT", *_BITWISE):
+        if op.op not in ("ARITHMETIC_RIGHT_SHIFT", "LOGICAL_LEFT_SHIFT", "BITWISE_NOT", *_BITWISE):
             continue
         if graph.tensors[op.outputs[0]].dtype not in ("int8", "int16", "int32"):
             continue

@@ -1,6 +1,7 @@
 """MUL (aten.mul): the TOSA reference model against torch, over shapes and types."""
 
 import pytest
+import torch
 from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError
@@ -73,3 +74,23 @@ def test_mul_fp32_is_one_mul(module, shapes, tmp_path):
 def test_mul_by_zero_is_unsupported(tmp_path):
     with pytest.raises(UnsupportedOperatorError, match="a zero factor"):
         run_case(Scale(0.0), [(1, 4)], tmp_path)
+
+
+class IntegerProducts(nn.Module):
+    """What models do with ids and masks: ``ids * 3``, ``mask * ids``, int8 products that
+    wrap like torch's (``100 * 3`` is ``44`` in int8)."""
+
+    def forward(self, ids, other):
+        small = ids.to(torch.int8)
+        mask = other > 4
+        return ids * 3, ids * other, small * 3, small * other.to(torch.int8), mask * ids
+
+
+def test_integer_products_match_torch(tmp_path):
+    from tests.tosa.lowering_cases import integers
+
+    _, report = run_case(IntegerProducts(), [integers((2, 32), 120), integers((2, 32), 9)],
+                         tmp_path)  # fmt: skip
+    assert report["passed"]
+    assert all(o["max_abs_diff"] == 0 for o in report["outputs"])
+    assert all(o["max_abs_diff"] == 0 for o in report["variants"]["u55"]["outputs"])
