@@ -78,7 +78,8 @@ def runtime_rows(ctx, node, lookup: Lookup, indices: Sequence[fx.Node]) -> tuple
             shift = ctx.graph.add_const(f"{node.name}_shift", np.array([0]), "int8",
                                         any_profile=True)  # fmt: skip
             ctx.emit("MUL", [flat, scale, shift], [scaled], node)
-            summed = ctx.temp(node, "rows", np.broadcast_shapes(shape, have), "int32")
+            wide = np.broadcast_shapes(ctx.graph.tensors[flat].shape, have)
+            summed = ctx.temp(node, "rows", wide, "int32")
             ctx.emit("ADD", [scaled, rows], [summed], node)
             rows = summed
         flat = rows
