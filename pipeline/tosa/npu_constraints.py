@@ -20,6 +20,8 @@ import numpy as np
 from tosa.ArgMaxAttribute import ArgMaxAttribute
 from tosa.Attribute import Attribute
 from tosa.AvgPool2dAttribute import AvgPool2dAttribute
+from tosa.Conv2dAttribute import Conv2dAttribute
+from tosa.DepthwiseConv2dAttribute import DepthwiseConv2dAttribute
 from tosa.DType import DType
 from tosa.Op import Op
 from tosa.ReduceSumAttribute import ReduceSumAttribute
@@ -75,6 +77,16 @@ def _transpose_conv_attrs(raw) -> dict:
     table = TransposeConv2dAttribute()
     table.Init(raw.Bytes, raw.Pos)
     return {"stride": [table.Stride(i) for i in range(table.StrideLength())]}
+
+
+def _conv_attrs(kind):
+    def read(raw) -> dict:
+        table = kind()
+        table.Init(raw.Bytes, raw.Pos)
+        return {"stride": [table.Stride(i) for i in range(table.StrideLength())],
+                "pad": [table.Pad(i) for i in range(table.PadLength())]}  # fmt: skip
+
+    return read
 
 
 def _resize_attrs(raw) -> dict:
@@ -145,6 +157,10 @@ def read_operators(path: Path) -> list[Operator]:
             attrs = _resize_attrs(raw.Attribute())
         elif raw.AttributeType() == Attribute.TransposeConv2dAttribute:
             attrs = _transpose_conv_attrs(raw.Attribute())
+        elif raw.AttributeType() == Attribute.Conv2dAttribute:
+            attrs = _conv_attrs(Conv2dAttribute)(raw.Attribute())
+        elif raw.AttributeType() == Attribute.DepthwiseConv2dAttribute:
+            attrs = _conv_attrs(DepthwiseConv2dAttribute)(raw.Attribute())
         elif raw.AttributeType() == Attribute.ReduceSumAttribute:
             attrs = _reduce_sum_attrs(raw.Attribute())
         elif raw.AttributeType() == Attribute.ArgMaxAttribute:
@@ -337,10 +353,22 @@ def _u55_left_shift(op: Operator):
     return None
 
 
+def _u55_large_stride(op: Operator):
+    """Vela 5.2 runs no padded CONV2D and no DEPTHWISE_CONV2D at all with a stride over 3 on
+    Ethos-U55/U65 (measured); their variant borders the input and makes the depthwise one a
+    CONV2D (pad_strided_conv_pass)."""
+    stride, pad = op.attrs.get("stride", [1, 1]), op.attrs.get("pad", [0, 0, 0, 0])
+    if op.op == "DEPTHWISE_CONV2D" and max(stride) > 3:
+        return "have strides of at most 3", f"stride {stride}"
+    if op.op == "CONV2D" and max(stride) > 3 and any(pad):
+        return "pad nothing when a stride is over 3", f"stride {stride} with pad {pad}"
+    return None
+
+
 _U55 = (
     _integer_only, _u55_supported, _u55_no_bool, _u55_avg_pool, _u55_int8_only,
     _u55_transpose, _u55_resize, _u55_transpose_conv, _u55_transpose_size, _u55_reduce_sum,
-    _u55_reduce_max_min, _u55_resize_batch, _u55_argmax, _u55_left_shift,
+    _u55_reduce_max_min, _u55_resize_batch, _u55_argmax, _u55_left_shift, _u55_large_stride,
 )  # fmt: skip
 RULES: dict[str, tuple[Rule, ...]] = {
     "u55": _U55,

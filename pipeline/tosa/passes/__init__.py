@@ -18,6 +18,7 @@ from pipeline.tosa.passes import (
     fuse_activation_pass,
     fuse_rescales_pass,
     fuse_transposes_pass,
+    pad_strided_conv_pass,
     remove_dead_operators_pass,
     remove_reshape_chains_pass,
     replace_bools_pass,
@@ -139,6 +140,13 @@ NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
             "after every common pass: Vela fuses no RESCALE into a TRANSPOSE_CONV2D (and "
             "compiles no int16 one for U55); the phase CONV2Ds take it, interleaved by a "
             "TRANSPOSE, the cheap row move on U55.",
+        ),
+        Pass(
+            "pad_strided_conv",
+            "tosa",
+            pad_strided_conv_pass.run,
+            "after every common pass: Vela runs no padded convolution with a stride over 3 on "
+            "Ethos-U55/U65; an explicit PAD of the zero point gives the same integers.",
         ),
         Pass(
             "replace_scatter",
