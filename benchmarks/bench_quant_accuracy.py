@@ -10,7 +10,9 @@ classes) for the MLP; each split 2/3 train, 1/3 test with a fixed seed. Each net
 deterministically (fixed seeds, one thread) for a few seconds on the CPU, in train mode with
 BatchNorm and dropout, then is exported in eval mode and quantized int8 through our quantize
 flow (normalisation, our quantizer, ``calibration`` training samples as the build's
-calibration folder would give them) with the default observer and with each observer named;
+calibration folder would give them) with the default observer, with each observer named, and
+with each post-training technique (``+cle`` cross-layer equalisation, ``+bc`` bias
+correction, ``+both``) on the default;
 ExecuTorch 1.5.1's Arm Ethos-U quantizer (symmetric int8, per-channel weights) gets the same
 samples when it is importable. Started without it, the script re-runs itself in
 ``.venv-executorch`` (benchmarks/setup_executorch.sh) when that exists; otherwise the reference
@@ -185,13 +187,21 @@ def calibration_samples(data, count: int, seed: int = 1) -> list[tuple]:
     return [(x[i : i + 1],) for i in rows.tolist()]
 
 
-def ours(model, samples: list[tuple], observer: str | None):
-    """Our quantize flow on the exported model: the q/dq module (``observer`` None: default)."""
+# Post-training techniques measured on top of the default (calibration: settings).
+TECHNIQUES = {
+    "+cle": {"equalization": True},
+    "+bc": {"bias_correction": True},
+    "+both": {"equalization": True, "bias_correction": True},
+}
+
+
+def ours(model, samples: list[tuple], options: dict):
+    """Our quantize flow on the exported model: the q/dq module (``options``: the
+    ``observer`` and techniques; none: the default)."""
     from pipeline.quant.flow import quantize_program
     from pipeline.stages.export import export_program
 
     program = export_program(model, samples[0], "bench")
-    options = {} if observer is None else {"observer": observer}
     return quantize_program(program, samples, "int8", "bench", **options).module()
 
 
@@ -254,12 +264,12 @@ def run(name: str, observers: list[str], calibration: int, with_reference: bool)
     samples = calibration_samples(data, calibration)
     result = {"float": accuracy(float_out, y), "train_s": trained_s, "test_rows": len(y),
               "int8": {}, "sqnr_db": {}}
-    variants = {"default": None, **{o: o for o in observers}}
+    variants = {"default": {}, **{o: {"observer": o} for o in observers}, **TECHNIQUES}
     if with_reference:
-        variants["reference"] = "reference"
-    for label, observer in variants.items():
+        variants["reference"] = None
+    for label, options in variants.items():
         with _quiet():
-            fn = theirs(model, samples) if label == "reference" else ours(model, samples, observer)
+            fn = theirs(model, samples) if label == "reference" else ours(model, samples, options)
             out = logits(fn, x)
         result["int8"][label] = accuracy(out, y)
         result["sqnr_db"][label] = sqnr_db(float_out, out)
@@ -272,12 +282,13 @@ def _fmt(value, spec: str = "6.2f") -> str:
 
 def report(results: dict, observers: list[str]) -> dict:
     """Print the accuracy and SQNR tables and the goals' verdicts."""
-    labels = ["default", *observers, "reference"]
+    labels = ["default", *observers, *TECHNIQUES, "reference"]
     head = f"{'network':10} {'rows':>5} {'float':>6} | " + " ".join(f"{v:>9}" for v in labels)
     for title, key in (("test accuracy (%): float, then int8", "int8"),
                        ("SQNR (dB) of the int8 logits vs float, over the test set", "sqnr_db")):
         print()
-        print(title + " (default = our quantize stage with no settings)")
+        print(title + " (default = our quantize stage with no settings; +cle: equalization,"
+              " +bc: bias_correction, +both: both)")
         print(head)
         print("-" * len(head))
         for name, r in results.items():

@@ -329,6 +329,14 @@ class OursResult:
     varying: float | None = None  # share of the float output's power that varies by input
 
 
+# Post-training techniques --observers may also name (calibration: settings of targets.yaml).
+TECHNIQUES = {
+    "+cle": {"equalization": True},
+    "+bc": {"bias_correction": True},
+    "+both": {"equalization": True, "bias_correction": True},
+}
+
+
 def _observer_sqnr(res: OursResult, entry: ModelEntry, out: dict, qdir: Path, observers,
                    where: str) -> None:
     """Torch SQNR over the SQNR inputs of the program quantized with the model's observer
@@ -340,10 +348,12 @@ def _observer_sqnr(res: OursResult, entry: ModelEntry, out: dict, qdir: Path, ob
     res.varying = varying_share(float_fn, res.sqnr_inputs)
     for observer in dict.fromkeys([entry.observer, *observers]):
         path = qdir / "model.pt2" if observer == entry.observer else qdir / observer / "model.pt2"
+        # A technique ("+cle", "+bc", "+both") runs on top of the model's observer.
+        options = TECHNIQUES.get(observer, {"observer": observer})
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            quantize(out["model"], out["calibration"], path, scheme="int8", observer=observer,
-                     where=where)
+            quantize(out["model"], out["calibration"], path, scheme="int8",
+                     **{"observer": entry.observer, **options}, where=where)
         res.sqnr_many[observer] = torch_sqnr(float_fn, load_program(path).module(),
                                              res.sqnr_inputs)
 
@@ -1067,7 +1077,9 @@ def main(argv: list[str] | None = None) -> int:
                         "each in a fresh subprocess")
     parser.add_argument("--observers", default="",
                         help="comma-separated calibration observers (minmax, histogram, mse) "
-                        "whose torch SQNR to add to the SQNR table")
+                        "or post-training techniques on the model's observer (+cle: "
+                        "equalization, +bc: bias_correction, +both) whose torch SQNR to add "
+                        "to the SQNR table")
     parser.add_argument("--sqnr-inputs", type=int, default=SQNR_INPUTS,
                         help=f"inputs the SQNR table is measured over (default {SQNR_INPUTS})")
     parser.add_argument("--sqnr-only", action="store_true",

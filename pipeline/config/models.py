@@ -82,12 +82,19 @@ class Calibration(RuledModel):
         observer: how activation ranges are taken from the samples: ``mse`` (default: per
             tensor, the range of least expected quantization error, rounding and clipping
             included), ``minmax``, or ``histogram`` (torchao's, int8 only).
+        equalization: cross-layer equalisation before calibration: the channels between
+            consecutive conv/depthwise/linear layers (through relu or pooling) rescaled so
+            each channel's weight range is shared evenly between the two layers.
+        bias_correction: each conv/linear's bias loses the mean shift of its outputs that
+            quantizing its weights causes, measured on the calibration samples.
     """
 
     samples: Annotated[int, Field(ge=1, le=MAX_CALIBRATION_SAMPLES)] | None = None
     seed: Seed | None = None
     folder: ExistingDir | None = None
     observer: Literal["mse", "minmax", "histogram"] = "mse"
+    equalization: bool = False
+    bias_correction: bool = False
 
     @property
     def kind(self) -> Literal["random", "folder"]:

@@ -86,6 +86,7 @@ class ModelBuild:
     vela: Invocation | None
     package: Invocation | None
     firmware: Invocation | None = None
+    quantize: Invocation | None = None  # None for a float (quantization: none) target
 
 
 @dataclass
@@ -151,18 +152,31 @@ def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
         options=options, params=params))
 
 
+def _quantize_options(scheme: str, calibration) -> dict:
+    """The quantize stage's options; a post-training technique only when it is on, so the keys
+    of models that set none stay what they were before the techniques existed."""
+    options = {"scheme": scheme, "observer": calibration.observer}
+    for name in ("equalization", "bias_correction"):
+        if getattr(calibration, name):
+            options[name] = True
+    return options
+
+
 def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> ModelBuild:
     export = _export(plan, build, model_name, model)
     scheme, spec = target.quantization, str(target.tosa)
+    quantize = None
     if scheme == "none":
         graph = export.outputs["model"]
     else:
         name = f"{model_name}/{scheme}"
-        graph = plan.add(Invocation(
+        quantize = plan.add(Invocation(
             "quantize", name,
             inputs={"model": export.outputs["model"], "calibration": export.outputs["calibration"]},
-            outputs={"model": _stage_dir(build, "quantize", name) / "model.pt2"},
-            options={"scheme": scheme, "observer": model.calibration.observer})).outputs["model"]
+            outputs={"model": _stage_dir(build, "quantize", name) / "model.pt2",
+                     "record": _stage_dir(build, "quantize", name) / "quantize.json"},
+            options=_quantize_options(scheme, model.calibration)))
+        graph = quantize.outputs["model"]
     name = f"{model_name}/{scheme}/{spec}"
     out = _stage_dir(build, "lower", name)
     specs = model.input_specs or ()
@@ -182,7 +196,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
                 **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
         outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
     if target.npu is None:
-        return ModelBuild(model_name, lower, verify, None, None)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize)
     npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
     # The name tells apart two ini files with equal options; the key sees only their content.
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
@@ -198,7 +212,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     package = plan.add(Invocation(
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
         outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
-    return ModelBuild(model_name, lower, verify, vela, package)
+    return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
 
 
 def _runtime(plan: Plan, build: Path, target) -> Invocation | None:

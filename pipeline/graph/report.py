@@ -30,6 +30,8 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
     verify = json.loads(build.verify.outputs["report"].read_text())
     entry = {"tosa": str(folder / "model.tosa"), "verify": verify,
              "io": json.loads(build.lower.outputs["io"].read_text())}
+    if build.quantize is not None:
+        entry["quantize"] = json.loads(build.quantize.outputs["record"].read_text())
     if build.package is not None:
         copy_view(build.package.outputs["artifact"], folder / "model.bin")
         copy_view(build.vela.outputs["summary"], folder / "vela_summary.csv")

@@ -67,6 +67,8 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
             targets += [folder / runtime_view(n) for n in runtime.outputs]
         for b in builds:
             deps += [b.lower.outputs["tosa"], b.lower.outputs["io"], b.verify.outputs["report"]]
+            if b.quantize is not None:
+                deps.append(b.quantize.outputs["record"])
             targets += [folder / b.model / n for n in ("model.tosa", "io.json", "verify.json")]
             if b.package is not None:
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -10,7 +11,9 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
 from pipeline.normalise import normalise
+from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
+from pipeline.quant.equalise import equalise
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
 from pipeline.quant.quantizer import EthosUQuantizer
@@ -64,8 +67,28 @@ def quantize_program(
     scheme: str = "int8",
     where: str = "",
     observer: str = "mse",
+    equalization: bool = False,
+    bias_correction: bool = False,
 ) -> ExportedProgram:
-    """The q/dq ExportedProgram of ``program`` calibrated on every sample.
+    """The q/dq ExportedProgram of ``program`` calibrated on every sample (``quantize_with_record``
+    without its record)."""
+    return quantize_with_record(
+        program, samples, scheme, where, observer, equalization, bias_correction
+    )[0]
+
+
+def quantize_with_record(
+    program: ExportedProgram,
+    samples: Sequence[tuple],
+    scheme: str = "int8",
+    where: str = "",
+    observer: str = "mse",
+    equalization: bool = False,
+    bias_correction: bool = False,
+) -> tuple[ExportedProgram, dict]:
+    """The q/dq ExportedProgram of ``program`` calibrated on every sample, and what the
+    post-training rewrites did (``equalization``: cross-layer equalisation, equalise.py;
+    ``bias_correction``: bias_correction.py; both rewrite the float network first).
 
     Raises:
         UserError: samples that do not fit the program.
@@ -77,6 +100,12 @@ def quantize_program(
     module = normalise(program).module(check_guards=False)
     refuse_runtime_conditions(module, where)
     copy_returned_inputs(module)
+    record = {}
+    # Equalisation first: it changes the weights whose quantization error the biases absorb.
+    if equalization:
+        record["equalization"] = equalise(module)
+    if bias_correction:
+        record["bias_correction"] = correct_biases(module, samples, quantizer.scheme.weight)
     prepared = prepare_pt2e(module, quantizer)
     link_saturating_observers(prepared)  # masked scores follow their inputs' observers
     count_observed_tensors(prepared)  # shared qparams: one observer sees several tensors
@@ -84,4 +113,21 @@ def quantize_program(
         for sample in samples:
             prepared(*sample)
     converted = convert_pt2e(prepared)
-    return torch.export.export(converted, tuple(samples[0]))
+    return torch.export.export(converted, tuple(samples[0])), record
+
+
+def sqnr_db(reference: ExportedProgram, estimate: ExportedProgram, samples: Sequence[tuple]):
+    """SQNR (dB, to 0.01) of ``estimate``'s float outputs against ``reference``'s over the
+    samples, all outputs pooled; None when they are equal."""
+    signal = noise = 0.0
+    with torch.no_grad():
+        ref, est = reference.module(), estimate.module()
+        for sample in samples:
+            for a, b in zip(
+                torch.utils._pytree.tree_leaves(ref(*sample)),
+                torch.utils._pytree.tree_leaves(est(*sample)),
+            ):
+                if isinstance(a, torch.Tensor) and a.is_floating_point():
+                    signal += float((a.double() ** 2).sum())
+                    noise += float(((a.double() - b.double()) ** 2).sum())
+    return None if noise == 0 else round(10 * math.log10(max(signal, 1e-300) / noise), 2)

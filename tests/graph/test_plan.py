@@ -210,3 +210,26 @@ def test_stage_code_covers_the_modules_the_stage_runs(stage, modules):
 
     names = {p.relative_to(PIPELINE_DIR).as_posix() for p in code_files(stage)}
     assert modules <= names
+
+
+def test_post_training_techniques_reach_the_quantize_key_only_when_on(tmp_path):
+    from pipeline.cache.key import stage_key
+
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT).replace(
+        "inputs: [{shape: [1, 3, 32, 32]}]",
+        "inputs: [{shape: [1, 3, 32, 32]}]\n"
+        "    calibration: {equalization: true, bias_correction: true}"))
+    plan = make_plan(load_config(path), tmp_path / "build")
+    on = plan.invocations["quantize:cnn/int8"]
+    off = plan.invocations["quantize:add/int8"]
+    assert on.options == {"scheme": "int8", "observer": "mse", "equalization": True,
+                          "bias_correction": True}
+    assert off.options == {"scheme": "int8", "observer": "mse"}  # as before the options
+    assert on.outputs["record"].name == "quantize.json"
+
+    def key(options):
+        return stage_key("quantize", "code", {}, options, {})[0]
+
+    assert len({key(on.options), key({**on.options, "bias_correction": False}),
+                key(off.options)}) == 3
