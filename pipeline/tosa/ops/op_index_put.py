@@ -1,14 +1,18 @@
 """aten.index_put (``x[idx] = v``, ``x[:, idx] = v``, ``x.index_copy(1, idx, v)``) -> SCATTER,
+
 or SLICEs and a CONCAT when constant indices fall in few runs.
 
-The indexed dims (adjacent, as in ``gather.py``) are flattened to ``K`` rows of ``x`` seen as ``[N, K, C]``; the values, broadcast to
-``[N, W, C]``, replace rows ``idx``. Constant indices are wrapped and de-duplicated (the last
-write wins, as torch does on the CPU): the output is then runs of ``x``'s rows and of the
-values' rows, CONCATenated when there are few (every Ethos-U runs that), else one SCATTER
-that the Ethos-U55/U65 variant makes a one-hot product (``replace_scatter_pass``). Indices
-computed at run time are a SCATTER (Ethos-U85 only); TOSA requires them in range and
-distinct. Values are moved only: ``x``, the values and the output share one quantization.
-A bool mask index (``x[mask] = 0``) is a ``where`` by then (``pipeline/normalise``).
+The indexed dims (adjacent, as in ``gather.py``) are flattened to ``K`` rows of ``x`` seen as
+``[N, K, C]``; the values, broadcast to ``[N, W, C]``, replace rows ``idx``. Constant indices
+are wrapped and de-duplicated (the last write wins, as torch does on the CPU): the output is
+then runs of ``x``'s rows and of the values' rows, CONCATenated when there are few (every
+Ethos-U runs that), else one SCATTER that the Ethos-U55/U65 variant makes a one-hot product
+(``replace_scatter_pass``). Indices computed at run time are a SCATTER (Ethos-U85 only); TOSA
+requires them in range and distinct, so a write that a later one repeats goes to a spare row
+past ``x``'s own, one per write, which is cut off after (EQUAL of every pair, REDUCE_ANY,
+SELECT): the last write wins, as on torch's CPU, whatever the indices. Values are moved only:
+``x``, the values and the output share one quantization. A bool mask index (``x[mask] = 0``) is
+a ``where`` by then (``pipeline/normalise``).
 """
 
 from __future__ import annotations
@@ -71,19 +75,45 @@ def _runs_of_rows(k: int, rows: np.ndarray) -> list[tuple[str, int, int]]:
     return [tuple(run) for run in found]
 
 
+def _last_writes(ctx, node, rows: str, k: int, w: int) -> str:
+    """Int32 ``[W]`` run-time rows with every write a later one repeats moved to its own
+    spare row ``K + j``: distinct rows whose real ones hold the last writes."""
+    column = movement.reshape(ctx, node, rows, (w, 1))
+    line = movement.reshape(ctx, node, rows, (1, w))
+    same = ctx.temp(node, "same_row", (w, w), "bool")
+    ctx.emit("EQUAL", [column, line], [same], node)
+    later = ctx.const(f"{node.name}_later", np.triu(np.ones((w, w), dtype=bool), 1), "bool")
+    repeated = ctx.temp(node, "repeated_later", (w, w), "bool")
+    ctx.emit("LOGICAL_AND", [same, later], [repeated], node)
+    overwritten = ctx.temp(node, "overwritten", (w, 1), "bool")
+    ctx.emit("REDUCE_ANY", [repeated], [overwritten], node, axis=1)
+    spare = ctx.const(f"{node.name}_spare_rows", np.arange(k, k + w).reshape(w, 1), "int32")
+    moved = ctx.temp(node, "distinct_rows", (w, 1), "int32")
+    ctx.emit("SELECT", [overwritten, spare, column], [moved], node)
+    return movement.reshape(ctx, node, moved, (w,))
+
+
 def _scatter(ctx, node, table: str, axis: int, rows, values: str) -> str:
     """SCATTER of ``values`` into rows ``rows`` (int32 ``[W]`` tensor or constant) of ``table``
     along ``axis``, both seen as ``[N, K, C]``."""
     shape = movement.shape_of(ctx, table)
     table3 = movement.reshape(ctx, node, table, movement.view3(ctx, table, axis))
     values3 = movement.reshape(ctx, node, values, movement.view3(ctx, values, axis))
-    n, w = movement.shape_of(ctx, table3)[0], movement.shape_of(ctx, values3)[1]
+    (n, k, c), w = movement.shape_of(ctx, table3), movement.shape_of(ctx, values3)[1]
+    dtype = ctx.graph.tensors[table].dtype
+    spares = 0
     if isinstance(rows, np.ndarray):
         indices = ctx.const(f"{node.name}_rows", np.tile(rows.reshape(1, w), (n, 1)), "int32")
     else:
+        if w > 1:  # run-time rows may repeat
+            rows, spares = _last_writes(ctx, node, rows, k, w), w
+            blank = ctx.const(f"{node.name}_spare", np.zeros((n, w, c)), dtype)
+            table3 = movement.join(ctx, node, [table3, blank], 1)
         indices = movement.tile(ctx, node, movement.reshape(ctx, node, rows, (1, w)), (n, w))
-    out = ctx.temp(node, "scattered", movement.shape_of(ctx, table3), ctx.graph.tensors[table].dtype)
+    out = ctx.temp(node, "scattered", (n, k + spares, c), dtype)
     ctx.emit("SCATTER", [table3, indices, values3], [out], node)
+    if spares:
+        out = movement.cut(ctx, node, out, 1, 0, k)
     return movement.reshape(ctx, node, out, shape)
 
 

@@ -90,6 +90,11 @@ CASES = [
                  id="mask_input_fill"),
     pytest.param(set_constant_mask, [(2, 4, 3), (2, 2, 3)], "SCATTER", id="constant_mask"),
     pytest.param(set_repeated, [(2, 800), (2, 3)], "SCATTER", id="repeated_index_800"),
+    pytest.param(set_by_input, [(5, 3), lambda g: torch.tensor([1, 3, 1, 1, 0, 3]), (6, 3)],
+                 "SCATTER", id="repeated_int64_input_last_wins"),
+    pytest.param(lambda m, x, i, j, v: x.index_put((i, j), v),
+                 [(1, 2, 3), lambda g: torch.tensor([0, 0]), lambda g: torch.tensor([1, 1]),
+                  (2, 3)], "SCATTER", id="same_index_twice"),
 ]  # fmt: skip
 
 
