@@ -1,5 +1,4 @@
 """aten.index_put (``x[idx] = v``, ``x[:, idx] = v``, ``x.index_copy(1, idx, v)``) -> SCATTER,
-
 or SLICEs and a CONCAT when constant indices fall in few runs.
 
 The indexed dims (adjacent, as in ``gather.py``) are flattened to ``K`` rows of ``x`` seen as
