@@ -25,6 +25,7 @@ A float program (FP profile) has no table: each function is written out in TOSA 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -36,6 +37,7 @@ from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.fp_emit import _Float
 from pipeline.tosa.registry import lowers
 from pipeline.tosa.rounding import emit_step
+from pipeline.tosa.table_zoom import zoom_factor
 from pipeline.tosa.unary import FUNCTIONS, Function, step_of
 
 TABLE_TARGETS = tuple(FUNCTIONS)
@@ -118,6 +120,15 @@ def int16_table(node: fx.Node, x_q, out_q) -> tuple[list[int], float]:
     return np.clip(np.round(wanted / gain), -32768, 32767).astype(np.int64).tolist(), gain
 
 
+def _exact_lsbs(node: fx.Node, x_q, out_q, codes: np.ndarray) -> np.ndarray:
+    """The node's exact output in output LSBs, clamped to the output's range, at int16 input
+    ``codes`` (fractional ones too); NaN (outside the domain) as code 0, like torch's
+    quantize."""
+    real = (torch.from_numpy(codes) - x_q.zero_point) * x_q.tensor_scale
+    scaled = _evaluate(node, real).double() / out_q.tensor_scale + out_q.zero_point
+    return scaled.clamp(out_q.qmin, out_q.qmax).nan_to_num(nan=0.0).numpy()
+
+
 def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
     if _function(node).int16 is not None:
         _function(node).int16(node, ctx, x_q, out_q)
@@ -126,11 +137,16 @@ def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
     if step is not None:
         emit_step(node, ctx, step, x_q, out_q)
         return
-    x = node.args[_function(node).input]
+    x = ctx.tensor(node.args[_function(node).input])
+    zoom = zoom_factor(lambda codes: _exact_lsbs(node, x_q, out_q, codes))
+    if zoom > 1 and x_q.zero_point == 0:  # flat beyond an interval: table_zoom.py
+        x = emit.rescale(ctx, node, x, [zoom], in_zp=0, out_zp=0, out_dtype="int16",
+                         suffix="zoomed")  # fmt: skip
+        x_q = dataclasses.replace(x_q, scale=(x_q.tensor_scale / zoom,))
     entries, gain = int16_table(node, x_q, out_q)
     table = ctx.const(f"{node.name}_table", entries, "int16")
-    wide = ctx.temp(node, "interpolated", ctx.graph.tensors[ctx.tensor(x)].shape, "int32")
-    ctx.emit("TABLE", [ctx.tensor(x), table], [wide], node)
+    wide = ctx.temp(node, "interpolated", ctx.graph.tensors[x].shape, "int32")
+    ctx.emit("TABLE", [x, table], [wide], node)
     emit.rescale(
         ctx, node, wide, [gain / 128], in_zp=0, out_zp=0, out_dtype="int16", out=ctx.define(node)
     )
