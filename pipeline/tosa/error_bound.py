@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.tosa.flatbuffer import Block, Operator
+from pipeline.tosa.flatbuffer import Block, Operator, clamp_bounds
 from pipeline.tosa.table_zoom import FLAT
 
 MOVES = frozenset({
@@ -154,7 +154,10 @@ class Bounds:
         if self.block.tensors[op.inputs[0]].dtype == "int8":
             return 0.5 + FLOAT32_MARGIN + float(steps.max()) * bound
         # int16: an int32 result in 1/128 steps of the entries; the table's worst interval
-        entry_bound = float(interpolation_bound(table, np.arange(-32768, 32768, 128)).max())
+        low, high = self._reach(op.inputs[0])
+        starts = np.arange(-32768, 32768, 128)
+        reached = starts[(starts + 127 >= low) & (starts <= high)]
+        entry_bound = float(interpolation_bound(table, reached).max())
         flat = FLAT if self._zoom(op.inputs[0]) is not None else 0.0
         return 128 * (entry_bound + flat) + float(steps.max()) * bound
 
@@ -177,6 +180,20 @@ class Bounds:
         entries = self._data(table.inputs[1]).reshape(-1)
         scale = _scales(self._data(rescale.inputs[1]), self._data(rescale.inputs[2])).max()
         return Interpolated(source, entries, float(scale), self._rescale(rescale, 0.0), zoom or 1)
+
+    def _reach(self, tensor: str) -> tuple[int, int]:
+        """The int16 codes ``tensor`` can hold, from the CLAMPs and zooms that produce it
+        (a TABLE's intervals outside them do not count: ``table_split.py``)."""
+        op = self.producer.get(tensor)
+        zoom = self._zoom(tensor)
+        if zoom is not None:
+            low, high = self._reach(op.inputs[0])
+            return max(-32768, low * zoom), min(32767, high * zoom)
+        bounds = clamp_bounds(op, "int16") if op is not None and op.op == "CLAMP" else None
+        if bounds is None:
+            return -32768, 32767
+        low, high = self._reach(op.inputs[0])
+        return max(low, bounds[0]), min(high, bounds[1])
 
     def _zoom(self, tensor: str) -> int | None:
         """The factor of a TABLE input's zoom: an int16 -> int16 RESCALE by one integer, zero
