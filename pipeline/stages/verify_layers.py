@@ -25,7 +25,7 @@ from torch import fx
 
 from pipeline.errors import VerificationError
 from pipeline.tosa.context import source_of
-from pipeline.tosa.error_bound import FLOAT32_MARGIN, Bounds, interpolation_bound, tolerance
+from pipeline.tosa.error_bound import FLOAT32_MARGIN, Bounds, Interpolated, tolerance
 from pipeline.tosa.flatbuffer import Block
 
 QUANTIZE = (
@@ -71,7 +71,7 @@ class Layer:
     dim_order: list[int]
     ops: list = field(default_factory=list)  # torch nodes from the exact inputs to here
     tosa_ops: list[str] = field(default_factory=list)
-    table: tuple | None = None  # Bounds.interpolated_table: a bound per element
+    table: Interpolated | None = None  # a bound per element
     bound: float = 0.0
     check: str = "exact"
     elements: int = 0
@@ -89,8 +89,7 @@ class Layer:
         """The bound, per element (torch order) for an interpolated int16 TABLE."""
         if self.table is None:
             return self.bound
-        source, entries, scale, rest = self.table
-        bound = 128 * interpolation_bound(entries, values[source]) * scale + rest
+        bound = self.table.bound(values[self.table.source])
         self.bound = max(self.bound, float(bound.max())) if self.elements else float(bound.max())
         return self.torch_order(bound).reshape(-1)
 

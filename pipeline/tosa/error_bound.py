@@ -25,7 +25,9 @@ Per operator (bounds in the units of each tensor's own integer steps):
   interpolation bound ``h**2 * |f''| / 8``, ``f''`` estimated by the second differences of the
   entries, in the int32 result's 1/128 steps - per element, from the interval its input falls
   in, when the table reads an exact tensor and one RESCALE follows (``interpolated_table``),
-  else the table's worst interval;
+  else the table's worst interval. A zoomed table (its input an exact tensor times an integer,
+  ``table_zoom.py``) adds ``FLAT`` where the zoom saturates: the lowering checked on every
+  input code that the output there is within ``FLAT`` of the table's end;
 * anything else: one rounding (1 LSB) beyond its largest input bound, or unbounded when that
   input is inexact and the operator's gain is unknown.
 """
@@ -34,10 +36,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.tosa.flatbuffer import Block, Operator
+from pipeline.tosa.flatbuffer import Block, Operator, clamp_bounds
+from pipeline.tosa.table_zoom import FLAT
 
 MOVES = frozenset({
     "RESHAPE", "TRANSPOSE", "SLICE", "CONCAT", "PAD", "IDENTITY", "CLAMP", "MAX_POOL2D",
@@ -150,13 +154,18 @@ class Bounds:
         if self.block.tensors[op.inputs[0]].dtype == "int8":
             return 0.5 + FLOAT32_MARGIN + float(steps.max()) * bound
         # int16: an int32 result in 1/128 steps of the entries; the table's worst interval
-        entry_bound = float(interpolation_bound(table, np.arange(-32768, 32768, 128)).max())
-        return 128 * entry_bound + float(steps.max()) * bound
+        low, high = self._reach(op.inputs[0])
+        starts = np.arange(-32768, 32768, 128)
+        reached = starts[(starts + 127 >= low) & (starts <= high)]
+        entry_bound = float(interpolation_bound(table, reached).max())
+        flat = FLAT if self._zoom(op.inputs[0]) is not None else 0.0
+        return 128 * (entry_bound + flat) + float(steps.max()) * bound
 
-    def interpolated_table(self, tensor: str) -> tuple[str, np.ndarray, float, float] | None:
-        """For ``tensor`` = RESCALE(int16 TABLE(exact input)): (the TABLE's input, its entries,
-        the RESCALE's scale, the RESCALE's own bound). Its interpolation error depends on where
-        each input falls (``interpolation_bound``), far tighter than the table-wide bound."""
+    def interpolated_table(self, tensor: str) -> Interpolated | None:
+        """For ``tensor`` = RESCALE(int16 TABLE(exact input)), the input maybe zoomed by an
+        integer RESCALE (``pipeline/tosa/table_zoom.py``): its interpolation error depends on
+        where each input falls (``Interpolated.bound``), far tighter than the table-wide
+        bound."""
         rescale = self.producer.get(tensor)
         if rescale is None or rescale.op != "RESCALE":
             return None
@@ -165,10 +174,38 @@ class Bounds:
             return None
         if self.block.tensors[table.inputs[0]].dtype != "int16":
             return None
-        multipliers = self._data(rescale.inputs[1]).reshape(-1).astype(np.float64)
-        scale = float((multipliers * 2.0 ** -self._data(rescale.inputs[2]).reshape(-1)).max())
+        source, zoom = table.inputs[0], self._zoom(table.inputs[0])
+        if zoom is not None:
+            source = self.producer[source].inputs[0]
         entries = self._data(table.inputs[1]).reshape(-1)
-        return table.inputs[0], entries, scale, self._rescale(rescale, 0.0)
+        scale = _scales(self._data(rescale.inputs[1]), self._data(rescale.inputs[2])).max()
+        return Interpolated(source, entries, float(scale), self._rescale(rescale, 0.0), zoom or 1)
+
+    def _reach(self, tensor: str) -> tuple[int, int]:
+        """The int16 codes ``tensor`` can hold, from the CLAMPs and zooms that produce it
+        (a TABLE's intervals outside them do not count: ``table_split.py``)."""
+        op = self.producer.get(tensor)
+        zoom = self._zoom(tensor)
+        if zoom is not None:
+            low, high = self._reach(op.inputs[0])
+            return max(-32768, low * zoom), min(32767, high * zoom)
+        bounds = clamp_bounds(op, "int16") if op is not None and op.op == "CLAMP" else None
+        if bounds is None:
+            return -32768, 32767
+        low, high = self._reach(op.inputs[0])
+        return max(low, bounds[0]), min(high, bounds[1])
+
+    def _zoom(self, tensor: str) -> int | None:
+        """The factor of a TABLE input's zoom: an int16 -> int16 RESCALE by one integer, zero
+        points 0, of an exact tensor; else None."""
+        op = self.producer.get(tensor)
+        if op is None or op.op != "RESCALE" or self.block.tensors[op.inputs[0]].dtype != "int16":
+            return None
+        scales = _scales(self._data(op.inputs[1]), self._data(op.inputs[2]))
+        zero_points = (self._data(op.inputs[3]), self._data(op.inputs[4]))
+        if scales.size != 1 or scales[0] != round(scales[0]) or any(np.any(z) for z in zero_points):
+            return None
+        return int(scales[0]) if self._value(op.inputs[0])[0] == 0 else None
 
     def _resize(self, op: Operator, bound: float) -> float:
         if op.attrs.get("mode") == "NEAREST":
@@ -178,6 +215,27 @@ class Bounds:
             return _scaled(bound, math.inf)
         y_n, _, x_n, _ = (int(v) for v in scale.reshape(-1)[:4])
         return bound * y_n * x_n
+
+
+@dataclass(frozen=True)
+class Interpolated:
+    """An int16 TABLE whose input is ``source`` (an exact tensor), times ``zoom``, and the
+    RESCALE after it: ``scale``, and ``rest``, its own bound."""
+
+    source: str
+    entries: np.ndarray
+    scale: float
+    rest: float
+    zoom: int = 1
+
+    def bound(self, values: np.ndarray) -> np.ndarray:
+        """The bound of each result, in output steps, for ``source``'s ``values``: a zoomed
+        code that saturates reads the table's end, which the lowering placed within
+        ``FLAT`` of the code's exact output."""
+        wide = values.astype(np.int64) * self.zoom
+        inputs = np.clip(wide, -32768, 32767)
+        flat = np.where(wide != inputs, FLAT, 0.0)
+        return 128 * (interpolation_bound(self.entries, inputs) + flat) * self.scale + self.rest
 
 
 def interpolation_bound(entries: np.ndarray, inputs: np.ndarray) -> np.ndarray:
@@ -190,6 +248,10 @@ def interpolation_bound(entries: np.ndarray, inputs: np.ndarray) -> np.ndarray:
     per_interval = np.maximum(at_entry[:-1], at_entry[1:])
     index = np.clip((inputs.astype(np.int64) + 32768) >> 7, 0, per_interval.size - 1)
     return 0.5 + FLOAT32_MARGIN * 4 + 2 * (per_interval[index] + 2) / 8
+
+
+def _scales(multipliers: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    return multipliers.reshape(-1).astype(np.float64) * 2.0 ** -shifts.reshape(-1)
 
 
 def _scaled(bound: float, gain: float) -> float:

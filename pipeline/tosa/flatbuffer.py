@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tosa.ClampAttribute import ClampAttribute
 from tosa.DType import DType
 from tosa.Op import Op
 from tosa.RescaleAttribute import RescaleAttribute
@@ -120,7 +121,22 @@ def _attrs(op) -> dict:
         attribute = ResizeAttribute()
         attribute.Init(table.Bytes, table.Pos)
         return {"mode": _RESIZE_MODES.get(attribute.Mode(), "UNKNOWN")}
+    if op.Op() == Op.CLAMP:  # integer bounds (raw bytes of the input type, 8-byte padded)
+        attribute = ClampAttribute()
+        attribute.Init(table.Bytes, table.Pos)
+        return {"min_val_bytes": attribute.MinValAsNumpy().tobytes(),
+                "max_val_bytes": attribute.MaxValAsNumpy().tobytes()}  # fmt: skip
     return {}
+
+
+def clamp_bounds(op: Operator, dtype: str) -> tuple[int, int] | None:
+    """An integer CLAMP's (min_val, max_val), read back for a tensor of ``dtype``."""
+    width = {"int8": 1, "int16": 2, "int32": 4}.get(dtype)
+    raw = (op.attrs.get("min_val_bytes"), op.attrs.get("max_val_bytes"))
+    if width is None or None in raw:
+        return None
+    low, high = (int.from_bytes(b[:width], "little", signed=True) for b in raw)
+    return low, high
 
 
 def read_block(path: Path) -> Block:

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from pipeline.quant.decompose import DECOMPOSITIONS, layer_norm, softmax
-from tests.tosa.lowering_cases import run_case, run_vela
+from tests.tosa.lowering_cases import A16W8, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch]
 
@@ -28,9 +28,9 @@ class Softmax(nn.Module):
         return torch.softmax(x, -1)
 
 
-def layer_norm_module():
+def layer_norm_module(size=32):
     torch.manual_seed(0)
-    module = nn.LayerNorm(32)
+    module = nn.LayerNorm(size)
     with torch.no_grad():
         module.weight.uniform_(0.5, 1.5)
         module.bias.uniform_(-0.2, 0.2)
@@ -54,14 +54,45 @@ def test_decomposed_ops_lower_to_npu_operators_and_verify(module, shape, tables,
     assert case.ops().count("TABLE") == tables  # exp + reciprocal, or + eps and rsqrt
 
 
+def _rows_of_varied_spread(g):
+    """Rows from nearly constant to wide: a layer norm's variance spans two decades."""
+    return torch.randn((2, 16, 64), generator=g) * torch.linspace(0.05, 3, 16).reshape(1, 16, 1)
+
+
+class HeadsSoftmax(nn.Module):
+    """The reference's attention softmax: 4 heads of 16 logits each."""
+
+    def forward(self, x):
+        n, t, _ = x.shape
+        return torch.softmax(x.reshape(n, t, 4, 1, 16), dim=-1).reshape(n, t, 64)
+
+
+@pytest.mark.needs_tosa_ref
+@pytest.mark.parametrize(
+    "module, spec",
+    [
+        # rsqrt of the variance near its smallest: a split TABLE (pipeline/tosa/table_split.py)
+        pytest.param(layer_norm_module(64), _rows_of_varied_spread, id="layer_norm_varied_rows"),
+        # exp over logits 30 wide: a zoomed TABLE (pipeline/tosa/table_zoom.py)
+        pytest.param(HeadsSoftmax(), lambda g: torch.rand((8, 1, 64), generator=g) * 30 - 15,
+                     id="softmax_logits_15"),
+    ],
+)  # fmt: skip
+def test_a16w8_decompositions_keep_torchs_precision_over_wide_ranges(module, spec, tmp_path):
+    case, report = run_case(module, [spec], tmp_path, A16W8)
+    assert report["passed"], report["outputs"]
+
+
 def test_split_and_log_softmax_decompositions_match_torch_in_float():
     from pipeline.quant.decompose import chunk, log_softmax, split, split_with_sizes
 
     x = torch.randn(1, 10, 4)
     torch.testing.assert_close(log_softmax(x, -1), torch.log_softmax(x, -1))
-    for ours, theirs in ((chunk(x, 3, 1), torch.chunk(x, 3, 1)),
-                         (split(x, 4, 1), torch.split(x, 4, 1)),
-                         (split_with_sizes(x, [3, 7], 1), torch.split(x, [3, 7], 1))):
+    for ours, theirs in (
+        (chunk(x, 3, 1), torch.chunk(x, 3, 1)),
+        (split(x, 4, 1), torch.split(x, 4, 1)),
+        (split_with_sizes(x, [3, 7], 1), torch.split(x, [3, 7], 1)),
+    ):
         assert [t.shape for t in ours] == [t.shape for t in theirs]
         assert all(a.equal(b) for a, b in zip(ours, theirs))
 

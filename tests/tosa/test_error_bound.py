@@ -120,7 +120,27 @@ def test_interpolated_table_is_found_behind_its_rescale():
     entries = ("int16", np.arange(513) * 64 - 16384)
     block = _graph(table, op, consts={**consts, "t": entries},
                    types={"x": "int16", "wide": "int32", "y": "int16"})  # fmt: skip
-    source, found, scale, rest = Bounds(block, []).interpolated_table("y")
-    assert (source, scale) == ("x", 1 / 128) and found.size == 513
-    assert rest == pytest.approx(0.5 + 0.5 / (1 << 30) * 32768)
+    found = Bounds(block, []).interpolated_table("y")
+    assert (found.source, found.scale, found.zoom) == ("x", 1 / 128, 1)
+    assert found.entries.size == 513
+    assert found.rest == pytest.approx(0.5 + 0.5 / (1 << 30) * 32768)
     assert Bounds(block, []).interpolated_table("wide") is None
+
+
+def test_zoomed_table_reads_its_source_times_the_zoom_and_allows_flat_where_it_saturates():
+    from pipeline.tosa.table_zoom import FLAT
+
+    zoom, c1 = _rescale("x", "zoomed", 3 << 30, 30)  # x 3, exact
+    table = Operator("TABLE", ("zoomed", "t"), ("wide",), {})
+    narrow, c2 = _rescale("wide", "y", 1 << 30, 37)
+    entries = ("int16", np.minimum(np.arange(513) * 64, 30000) - 16384)
+    types = {"x": "int16", "zoomed": "int16", "wide": "int32", "y": "int16"}
+    block = _graph(zoom, table, narrow, consts={**c1, **c2, "t": entries}, types=types)
+    found = Bounds(block, []).interpolated_table("y")
+    assert (found.source, found.zoom) == ("x", 3)
+    inside, saturated = found.bound(np.array([100, 20000]))
+    assert inside == pytest.approx(found.bound(np.array([-100]))[0])
+    ends = np.array([32767 // 3]), np.array([32767])  # both read the table's last interval
+    assert found.bound(ends[1])[0] - found.bound(ends[0])[0] == pytest.approx(FLAT)
+    assert saturated == found.bound(ends[1])[0]
+    assert Bounds(block, []).layer("y")[0] >= FLAT

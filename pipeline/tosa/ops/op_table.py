@@ -25,6 +25,7 @@ A float program (FP profile) has no table: each function is written out in TOSA 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -36,6 +37,8 @@ from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.fp_emit import _Float
 from pipeline.tosa.registry import lowers
 from pipeline.tosa.rounding import emit_step
+from pipeline.tosa.table_split import emit_split, fine_entries, split_code
+from pipeline.tosa.table_zoom import CODES, FLAT, zoom_factor
 from pipeline.tosa.unary import FUNCTIONS, Function, step_of
 
 TABLE_TARGETS = tuple(FUNCTIONS)
@@ -101,6 +104,13 @@ def int16_table(node: fx.Node, x_q, out_q) -> tuple[list[int], float]:
     of gelu, sinh or cosh leaves its calibrated range inside the first or last interval, and
     an entry clipped to int16 would bend that interval (30 LSBs off for gelu). So entries
     that would not fit are all divided by ``g <= 1 + MARGIN / 32767`` instead."""
+    wanted = wanted_entries(node, x_q, out_q)
+    gain = gain_of(wanted)
+    return stored(wanted, gain).tolist(), gain
+
+
+def wanted_entries(node: fx.Node, x_q, out_q) -> np.ndarray:
+    """``int16_table``'s entries in output LSBs, before rounding and the gain (float)."""
     points = torch.arange(-32768, 32769, 64, dtype=torch.int64)  # entries and midpoints
     real = (points - x_q.zero_point).double() * x_q.tensor_scale
     outputs = _evaluate(node, real).double().nan_to_num(nan=0.0)  # torch's quantize: code 0
@@ -113,9 +123,47 @@ def int16_table(node: fx.Node, x_q, out_q) -> tuple[list[int], float]:
     shift = np.zeros(513)
     shift[:-1] += bend / 4
     shift[1:] += bend / 4
-    wanted = entries + shift
-    gain = max(1.0, -wanted.min() / 32768, wanted.max() / 32767)
-    return np.clip(np.round(wanted / gain), -32768, 32767).astype(np.int64).tolist(), gain
+    return entries + shift
+
+
+def gain_of(wanted: np.ndarray) -> float:
+    return max(1.0, -wanted.min() / 32768, wanted.max() / 32767)
+
+
+def stored(wanted: np.ndarray, gain: float) -> np.ndarray:
+    return np.clip(np.round(wanted / gain), -32768, 32767).astype(np.int64)
+
+
+def _exact_lsbs(node: fx.Node, x_q, out_q, codes: np.ndarray) -> np.ndarray:
+    """The node's exact output in output LSBs, clamped to the output's range, at int16 input
+    ``codes`` (fractional ones too); NaN (outside the domain) as code 0, like torch's
+    quantize."""
+    real = (torch.from_numpy(codes) - x_q.zero_point) * x_q.tensor_scale
+    scaled = _evaluate(node, real).double() / out_q.tensor_scale + out_q.zero_point
+    return scaled.clamp(out_q.qmin, out_q.qmax).nan_to_num(nan=0.0).numpy()
+
+
+def _zoomed(x_q, k: int):
+    return dataclasses.replace(x_q, scale=(x_q.tensor_scale / k,))
+
+
+def _split(node: fx.Node, x_q, out_q):
+    """((t, k), (coarse, fine) stored entries, their gain) of a split table, or None."""
+    coarse = wanted_entries(node, x_q, out_q)
+
+    def flat(k: int) -> bool:
+        codes = CODES[: int(np.ceil(32768 - 32768 / k))]
+        end = _exact_lsbs(node, x_q, out_q, np.array([-32768 / k]))[0]
+        return bool(np.all(np.abs(_exact_lsbs(node, x_q, out_q, codes) - end) <= FLAT))
+
+    found = split_code(coarse, flat)
+    if found is None:
+        return None
+    t, k = found
+    fine = fine_entries(wanted_entries(node, _zoomed(x_q, k), out_q),
+                        coarse[(t + 32768) // 128], t, k)  # fmt: skip
+    gain = max(gain_of(coarse), gain_of(fine))
+    return found, (stored(coarse, gain).tolist(), stored(fine, gain).tolist()), gain
 
 
 def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
@@ -126,11 +174,22 @@ def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
     if step is not None:
         emit_step(node, ctx, step, x_q, out_q)
         return
-    x = node.args[_function(node).input]
-    entries, gain = int16_table(node, x_q, out_q)
-    table = ctx.const(f"{node.name}_table", entries, "int16")
-    wide = ctx.temp(node, "interpolated", ctx.graph.tensors[ctx.tensor(x)].shape, "int32")
-    ctx.emit("TABLE", [ctx.tensor(x), table], [wide], node)
+    x = ctx.tensor(node.args[_function(node).input])
+    zoom = zoom_factor(lambda codes: _exact_lsbs(node, x_q, out_q, codes))
+    split = _split(node, x_q, out_q) if zoom == 1 and x_q.zero_point == 0 else None
+    if split is not None:  # steep near 0: a second, zoomed table there (table_split.py)
+        (t, k), entries, gain = split
+        tables = tuple(ctx.const(f"{node.name}_table", e, "int16") for e in entries)
+        wide = emit_split(ctx, node, x, tables, t, k)
+    else:
+        if zoom > 1 and x_q.zero_point == 0:  # flat beyond an interval: table_zoom.py
+            x = emit.rescale(ctx, node, x, [zoom], in_zp=0, out_zp=0, out_dtype="int16",
+                             suffix="zoomed")  # fmt: skip
+            x_q = _zoomed(x_q, zoom)
+        entries, gain = int16_table(node, x_q, out_q)
+        table = ctx.const(f"{node.name}_table", entries, "int16")
+        wide = ctx.temp(node, "interpolated", ctx.graph.tensors[x].shape, "int32")
+        ctx.emit("TABLE", [x, table], [wide], node)
     emit.rescale(
         ctx, node, wide, [gain / 128], in_zp=0, out_zp=0, out_dtype="int16", out=ctx.define(node)
     )

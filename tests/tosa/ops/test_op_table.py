@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from pipeline.tosa.flatbuffer import read_block
 from tests.tosa.elementwise_cases import Lambda, uniform
 from tests.tosa.lowering_cases import A16W8, FP, random_inputs, run_case
 
@@ -125,15 +126,49 @@ def test_table_int16_interpolates_within_one_lsb(module, shape, tmp_path):
 
 @pytest.mark.needs_vela
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u85-256"])
-def test_int16_table_runs_on_the_npu(accelerator, tmp_path):
+@pytest.mark.parametrize("amplitude", [1.0, 40.0], ids=["plain", "zoomed"])
+def test_int16_table_runs_on_the_npu(accelerator, amplitude, tmp_path):
     from pipeline.stages.vela import run_vela
     from pipeline.tosa.npu_constraints import check_npu_constraints
     from tests.models.networks import vela_args
 
-    case, _ = run_case(nn.Sigmoid(), [(1, 8)], tmp_path / "case", A16W8)
+    case, _ = run_case(nn.Sigmoid(), [((1, 8), amplitude)], tmp_path / "case", A16W8)
+    assert case.ops()[0] == ("RESCALE" if amplitude > 1 else "TABLE")
     check_npu_constraints(case.tosa, accelerator)
     run_vela(case.tosa, tmp_path / "vela", vela_args(accelerator))
 
+
+def test_steep_int16_table_gets_a_zoomed_table_near_zero(tmp_path):
+    """rsqrt over [0.01, 4]: one table was 1800 LSBs off near 0.01 (tosa/table_split.py)."""
+    spec = uniform((1, 8, 257), 0.01, 4)
+    case, report = run_case(Lambda(torch.rsqrt), [spec], tmp_path, A16W8)
+    assert report["passed"], report["outputs"]
+    assert case.ops() == ["CLAMP", "CLAMP", "RESCALE", "TABLE", "TABLE", "ADD", "RESCALE"]
+
+
+# Saturating functions over inputs far wider than where they change (the reference's tanh ramp
+# over +-16, logits of a softmax): without the zoom (pipeline/tosa/table_zoom.py) the curved
+# part gets a few of the 513 entries and the SQNR falls 3-12 dB below torch's.
+# exp keeps its curvature near 0 (e**x): 6 LSBs at zoom 4, 90 without.
+WIDE_CASES = [
+    pytest.param(nn.Tanh(), uniform((2, 64, 160), -16, 16), 2, 2, id="tanh_16"),
+    pytest.param(nn.Sigmoid(), uniform((1, 8, 32, 32), -40, 40), 2, 2, id="sigmoid_40"),
+    pytest.param(Lambda(torch.exp), uniform((4, 257), -60, 0), 4, 8, id="exp_logits_60"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, spec, zoom, max_diff", WIDE_CASES)
+def test_saturating_int16_table_is_zoomed_to_where_it_changes(
+    module, spec, zoom, max_diff, tmp_path
+):
+    case, report = run_case(module, [spec], tmp_path, A16W8)
+    assert report["passed"], report["outputs"]
+    assert report["outputs"][0]["max_abs_diff_int"] <= max_diff
+    assert case.ops() == ["RESCALE", "TABLE", "RESCALE"]
+    block = read_block(case.tosa)
+    zoom_op = next(op for op in block.operators if op.op == "RESCALE")
+    multiplier, shift = (int(block.tensors[name].data[0]) for name in zoom_op.inputs[1:3])
+    assert multiplier * 2.0**-shift >= zoom
 
 
 # The reference backend's TABLE family, with its shapes (ranks 1-5; sizes 1, 3, 257, 800), in
@@ -194,7 +229,8 @@ def test_math_int16_interpolates_within_bound(module, spec, tmp_path):
     case, report = run_case(module, [spec], tmp_path, A16W8)
     assert report["passed"]
     assert report["outputs"][0]["max_abs_diff_int"] <= 2
-    assert case.ops() == ["TABLE", "RESCALE"]
+    # log2's int16 input reaches 0 (symmetric qparams): steep there, a split table
+    assert case.ops()[-2:] in (["TABLE", "RESCALE"], ["ADD", "RESCALE"])
 
 
 MATH_FLOAT_CASES = [
@@ -302,8 +338,12 @@ def test_int16_entries_follow_a_function_past_the_output_range(fn, x_scale, out_
         assert np.abs(_interpolate(clipped, 1.0) - rounded).max() > 1
 
 
-@pytest.mark.parametrize("module", [nn.Hardswish(), nn.Hardsigmoid()], ids=["hardswish", "hardsigmoid"])
-@pytest.mark.parametrize("shape", [((1, 3, 8, 8), 5.0), ((2, 257), 4.0)], ids=["rank4", "rank2_257"])
+@pytest.mark.parametrize(
+    "module", [nn.Hardswish(), nn.Hardsigmoid()], ids=["hardswish", "hardsigmoid"]
+)
+@pytest.mark.parametrize(
+    "shape", [((1, 3, 8, 8), 5.0), ((2, 257), 4.0)], ids=["rank4", "rank2_257"]
+)
 def test_hard_activations_int16_within_one_lsb(module, shape, tmp_path):
     """Kinks at +-3 between the int16 TABLE's entries: fixed point instead, within 1 LSB."""
     case, report = run_case(module, [shape], tmp_path, A16W8)

@@ -1,0 +1,74 @@
+"""A split int16 TABLE for a function steep near one end of its positive inputs (rsqrt,
+reciprocal, log near 0): a second, zoomed table for the steep part.
+
+The interpolated TABLE's error grows with the curvature (``h**2 * |f''| / 8``): rsqrt of a
+layer norm's variance is off by 500 LSBs in the first intervals past where its output
+saturates, a fraction of one elsewhere. Below a code ``t`` (the end of the last steep
+interval) a table on ``k * x`` (``k = 32767 // t``) has intervals ``k`` times narrower, so
+``k**2`` times less error:
+
+    y = TABLE_coarse(CLAMP(x, t, 32767)) + TABLE_fine(k * CLAMP(x, -32768, t))
+
+The fine table's entries are less its entry at ``k * t``, which is set to the coarse table's
+entry at ``t``: for ``x >= t`` the fine term is exactly 0 and ``y`` is the coarse table's;
+for ``x < t`` the coarse term is its entry at ``t`` and ``y`` the fine table's. Both are in
+int32 steps of 1/128 entry; one RESCALE follows. The zoom saturates only negative codes,
+which must be flat (``table_zoom.FLAT``) as for a zoom. Verify bounds the sum by the two
+tables' bounds over the codes their CLAMPs let through (``pipeline/tosa/error_bound.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pipeline.tosa import emit
+from pipeline.tosa.error_bound import interpolation_bound
+
+STEEP = 4.0  # entry steps: an interval whose bound exceeds this is steep
+STARTS = np.arange(-32768, 32768, 128)  # the first input code of each interval
+
+
+def split_code(coarse: np.ndarray, flat: Callable[[int], bool]) -> tuple[int, int] | None:
+    """``(t, k)`` for ``coarse`` (513 wanted entries): ``t`` past the last steep interval,
+    ``k >= 4`` and ``flat(k)`` (the codes below ``-32768 / k``, which the zoom saturates,
+    flat: a steep interval there rules the split out); else None."""
+    bounds = interpolation_bound(np.round(coarse).astype(np.int64), STARTS)
+    steep = np.flatnonzero(bounds > STEEP)
+    if steep.size == 0:
+        return None
+    t = int(STARTS[steep[-1]]) + 128
+    k = 32767 // t if t > 0 else 0
+    return (t, k) if k >= 4 and flat(k) else None
+
+
+def fine_entries(fine: np.ndarray, coarse_at_t: float, t: int, k: int) -> np.ndarray:
+    """The fine table's wanted entries less its entry at ``k * t`` (set to the coarse one's
+    at ``t``): 0 there; codes past it are never read (the CLAMP) and hold 0."""
+    index = (k * t + 32768) // 128
+    if (k * t) % 128:
+        raise ValueError(f"k * t must fall on an entry; got k={k}, t={t}")
+    out = np.array(fine, dtype=np.float64)
+    out[index] = coarse_at_t
+    out = out - coarse_at_t
+    out[index + 1 :] = 0.0
+    return out
+
+
+def emit_split(ctx, node, x: str, tables: tuple[str, str], t: int, k: int) -> str:
+    """The int32 sum of the coarse and fine tables (``tables``) read as the docstring says."""
+    shape = ctx.graph.tensors[x].shape
+    high = ctx.temp(node, "steep_high", shape, "int16")
+    low = ctx.temp(node, "steep_low", shape, "int16")
+    ctx.emit("CLAMP", [x], [high], node, min_val=t, max_val=32767, nan_mode="PROPAGATE")
+    ctx.emit("CLAMP", [x], [low], node, min_val=-32768, max_val=t, nan_mode="PROPAGATE")
+    zoomed = emit.rescale(ctx, node, low, [k], in_zp=0, out_zp=0, out_dtype="int16",
+                          suffix="steep_zoomed")  # fmt: skip
+    parts = []
+    for source, table in ((high, tables[0]), (zoomed, tables[1])):
+        parts.append(ctx.temp(node, "steep_part", shape, "int32"))
+        ctx.emit("TABLE", [source, table], [parts[-1]], node)
+    total = ctx.temp(node, "steep_sum", shape, "int32")
+    ctx.emit("ADD", parts, [total], node)
+    return total
