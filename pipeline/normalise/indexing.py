@@ -15,6 +15,11 @@ indexing leaves.
   ``copy`` onto a destination of the source's shape and type is the source, and a scatter of
   a tensor's own slice (or select) back into it is the tensor: both go.
 
+* Index tensors apart from each other (``x[a, :, b]``, ``x[i, :, j] = v``) put their
+  broadcast shape first in the result (torch's rule), which is indexing ``x`` with its indexed
+  dims moved to the front and adjacent: a permute before (and, for a write, the inverse one
+  after).
+
 A mask computed at run time with values per masked element has a data-dependent shape: it
 stays, and the lowering names it.
 """
@@ -78,8 +83,47 @@ def _same_value_as(node: fx.Node) -> fx.Node | None:
     return base if written == read_back else None
 
 
+def _apart(node: fx.Node) -> list[int] | None:
+    """The positions of an index/index_put call's integer index tensors when they are not
+    adjacent, else None."""
+    if node.op != "call_function" or str(node.target) not in (INDEX, INDEX_PUT):
+        return None
+    given = [i for i, a in enumerate(node.args[1]) if a is not None]
+    if not given or given == list(range(given[0], given[-1] + 1)):
+        return None
+    indices = [node.args[1][i] for i in given]
+    if not all(isinstance(i, fx.Node) and i.meta["val"].dtype != torch.bool for i in indices):
+        return None
+    return given
+
+
+def _as_adjacent(gm: fx.GraphModule, node: fx.Node, given: list[int]) -> None:
+    x = node.args[0]
+    rank = x.meta["val"].dim()
+    order = given + [d for d in range(rank) if d not in given]
+    indices = [node.args[1][i] for i in given]
+    permute = torch.ops.aten.permute.default
+    with gm.graph.inserting_before(node):
+        moved = gm.graph.call_function(permute, (x, order))
+        moved.meta["val"] = x.meta["val"].permute(order)
+        new = [moved]
+        if str(node.target) == INDEX:
+            result = gm.graph.call_function(node.target, (moved, indices))
+        else:
+            put = gm.graph.call_function(node.target, (moved, indices, *node.args[2:]))
+            put.meta["val"] = moved.meta["val"]
+            inverse = sorted(range(rank), key=order.__getitem__)
+            result = gm.graph.call_function(permute, (put, inverse))
+            new.append(put)
+    result.meta["val"] = node.meta["val"]
+    for created in (*new, result):
+        created.meta["stack_trace"] = node.meta.get("stack_trace")
+    node.replace_all_uses_with(result)
+    gm.graph.erase_node(node)
+
+
 def needs_rewrite(node: fx.Node, consts: dict) -> bool:
-    if _same_value_as(node) is not None:
+    if _same_value_as(node) is not None or _apart(node) is not None:
         return True
     found = _bool_index(node)
     if found is None or (len(node.args) > 3 and node.args[3]):  # accumulate
@@ -128,6 +172,11 @@ def rewrite_indexing(program: ExportedProgram) -> int:
         if same is not None:
             node.replace_all_uses_with(same)
             gm.graph.erase_node(node)
+            rewritten += 1
+            continue
+        given = _apart(node)
+        if given is not None:
+            _as_adjacent(gm, node, given)
             rewritten += 1
             continue
         position, mask = _bool_index(node)

@@ -53,6 +53,12 @@ def set_repeated(m, x, v):
     return x
 
 
+def set_apart(m, x, i, j, v):
+    x = x.clone()
+    x[i, :, j] = v  # index tensors apart: their dims come first in x[i, :, j]
+    return x
+
+
 def set_by_input(m, x, i, v):
     x = x.clone()
     x[i] = v
@@ -95,6 +101,8 @@ CASES = [
     pytest.param(lambda m, x, i, j, v: x.index_put((i, j), v),
                  [(1, 2, 3), lambda g: torch.tensor([0, 0]), lambda g: torch.tensor([1, 1]),
                   (2, 3)], "SCATTER", id="same_index_twice"),
+    pytest.param(set_apart, [(4, 5, 6), distinct(4, 3), distinct(6, 3), (3, 5)], "SCATTER",
+                 id="apart_indices"),
 ]  # fmt: skip
 
 
