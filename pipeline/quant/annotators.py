@@ -21,6 +21,7 @@ from torchao.quantization.pt2e.quantizer import (
 )
 
 from pipeline.quant import attention, mask_specs, recurrent
+from pipeline.quant.mask_specs import finite
 from pipeline.quant.schemes import BIAS_RANGE, QuantScheme
 from pipeline.tosa.ops.op_compare import TARGETS as COMPARISONS
 from pipeline.tosa.ops.op_table import TABLE_TARGETS
@@ -349,13 +350,17 @@ def annotate_where(node: fx.Node, scheme: QuantScheme) -> bool:
 
 def annotate_cast(node: fx.Node, scheme: QuantScheme) -> bool:
     """``.to(dtype)`` (``op_cast.py``): a float made from integers or bools gets its own
-    qparams (the lowering RESCALEs the integers onto them), a float to float keeps its
-    input's, a quantized float made bool is read as codes; integers stay unquantized."""
+    qparams (the lowering RESCALEs the integers onto them) - from a bool, observed by min/max:
+    0 and 1 exactly (an error-minimising range would clip a sparse one-hot's ones) -, a float
+    to float keeps its input's, a quantized float made bool is read as codes; integers stay
+    unquantized."""
     if not _is(node, ("aten._to_copy.default",)) or not isinstance(node.args[0], fx.Node):
         return False
     x = node.args[0]
     if _is_float(x) and _is_float(node):
         _mark(node, {x: scheme.activation}, SharedQuantizationSpec((x, node)))
+    elif _is_float(node) and x.meta["val"].dtype == torch.bool:
+        _mark(node, {x: scheme.activation}, finite(scheme.activation))
     else:
         _mark(node, {x: scheme.activation}, scheme.activation)
     return True

@@ -14,7 +14,16 @@ from __future__ import annotations
 import torch
 from torch.export import ExportedProgram
 
-from pipeline.quant import attention, conv3d, division, norms, padding, recurrent, reductions
+from pipeline.quant import (
+    attention,
+    conv3d,
+    division,
+    norms,
+    padding,
+    recurrent,
+    reductions,
+    scatter,
+)
 
 aten = torch.ops.aten
 
@@ -84,6 +93,8 @@ DECOMPOSITIONS = {
     **padding.DECOMPOSITIONS,
     # var/std and clamp by tensors: reductions.py.
     **reductions.DECOMPOSITIONS,
+    # index_put with accumulate=True as a one-hot product: scatter.py.
+    **scatter.DECOMPOSITIONS,
 }
 
 

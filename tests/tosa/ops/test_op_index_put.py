@@ -59,6 +59,12 @@ def set_apart(m, x, i, j, v):
     return x
 
 
+def add_rows(m, x, i, v):
+    y = x.clone()
+    y.index_put_((i,), v, accumulate=True)  # in place, as models write it
+    return y
+
+
 def set_by_input(m, x, i, v):
     x = x.clone()
     x[i] = v
@@ -116,7 +122,25 @@ def test_index_put_matches_torch_exactly(fn, shapes, op, dtype, tmp_path):
     assert set(case.ops()) & ({op} if isinstance(op, str) else set(op))
 
 
-def test_accumulate_is_named(tmp_path):
-    fn = Fn(lambda m, x, i, v: x.index_put((i,), v, accumulate=True))
+ACCUMULATING = [
+    pytest.param(lambda m, x, i, j, v: x.index_put((i, j), v, accumulate=True),
+                 [(5, 9, 3), lambda g: torch.tensor([0, 3]), lambda g: torch.tensor([3, 1]),
+                  (2, 3)], id="two_index_inputs"),
+    pytest.param(add_rows, [(6, 4), lambda g: torch.tensor([1, 3, 1, -1]), (4, 4)],
+                 id="repeated_and_negative_rows"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn, shapes", ACCUMULATING)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_accumulate_is_a_one_hot_product(fn, shapes, dtype, tmp_path):
+    """Repeated rows add up, as torch's accumulate does; on every Ethos-U (no SCATTER)."""
+    case, report = run_case(Fn(fn), shapes, tmp_path, dtype)
+    assert report["passed"]
+    assert "MATMUL" in case.ops() and "SCATTER" not in case.ops()
+
+
+def test_accumulate_with_a_mask_is_named(tmp_path):
+    fn = Fn(lambda m, x, mask, v: x.index_put((mask.bool(),), v, accumulate=True))
     with pytest.raises(UnsupportedOperatorError, match="accumulate=True"):
-        run_case(fn, [(5, 3), distinct(5, 2), (2, 3)], tmp_path)
+        run_case(fn, [(5, 3), booleans((5, 3), dtype=torch.int64), (1,)], tmp_path)
