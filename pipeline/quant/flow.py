@@ -34,20 +34,24 @@ def check_samples(program: ExportedProgram, samples: Sequence, where: str) -> No
 
 
 def copy_returned_inputs(module: torch.fx.GraphModule) -> int:
-    """An input the model returns as it is (``return x, y``, or what ``x.copy_(y)`` leaves)
-    gets a clone in front of the output, which the quantizer annotates like any value: an
-    output needs qparams of its own, and no operator would give it any."""
+    """An input the model returns as it is (``return x, y``, or what ``x.copy_(y)`` leaves),
+    or a constant (``torch.full(...)``, ``zeros_like(x) + 2`` folded by normalisation), gets
+    a clone in front of the output, which the quantizer annotates like any value: an output
+    needs qparams of its own, and no operator would give it any."""
     graph = module.graph
     output = next(n for n in reversed(graph.nodes) if n.op == "output")
     count = 0
 
     def copied(value):
         nonlocal count
-        if not (isinstance(value, torch.fx.Node) and value.op == "placeholder"):
+        if not (isinstance(value, torch.fx.Node) and value.op in ("placeholder", "get_attr")):
             return value
-        if not isinstance(value.meta.get("val"), torch.Tensor):
-            return value
-        if not value.meta["val"].is_floating_point():
+        tensor = value.meta.get("val")
+        if value.op == "get_attr":
+            tensor = module
+            for part in str(value.target).split("."):
+                tensor = getattr(tensor, part, None)
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
             return value
         with graph.inserting_before(output):
             clone = graph.call_function(torch.ops.aten.clone.default, (value,))

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import FP, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -38,3 +38,18 @@ def test_clone_adds_no_operator_in_float(tmp_path):
     program = load_program(case.path("model.pt2"))
     assert not any(str(n.target) == "aten.clone.default" for n in program.graph.nodes)
     assert "IDENTITY" not in case.ops()
+
+
+class ConstantOutputs(nn.Module):
+    """Outputs that normalisation folds to constants (a fill, arithmetic on zeros_like)."""
+
+    def forward(self, x):
+        return x * 2, torch.full((2, 3), 1.5), torch.zeros_like(x) + 2
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_a_constant_output_is_quantized_like_any_output(dtype, tmp_path):
+    _, report = run_case(ConstantOutputs(), [(2, 4)], tmp_path, dtype)
+    assert report["passed"]
+    for output in report["outputs"][1:]:
+        assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
