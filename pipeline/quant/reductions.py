@@ -12,9 +12,11 @@
 - ``torch.linalg.vector_norm`` / ``x.norm(p, dim)``: ``sqrt(sum(x * x))`` for p = 2,
   ``sum(|x|)`` for 1, ``amax(|x|)`` / ``amin(|x|)`` for +-inf, ``sum(|x| ** p) ** (1 / p)``
   otherwise;
-- ``avg_pool2d(..., divisor_override=d)`` without ceil_mode, where every window counts its
-  padding: the average times ``kh * kw / d`` (one more MUL, its own qparams). An override
-  torch applies to windows of other sizes stays one, named by the lowering;
+- ``avg_pool2d(..., divisor_override=d)``: torch divides every window's sum by ``d``. Where
+  every window holds ``kh * kw`` values (no ceil_mode, padding counted) that is the average
+  times ``kh * kw / d`` (one more MUL, its own qparams); otherwise (ceil_mode, uncounted
+  padding) the sums are a depthwise convolution with a kernel of ones over the input padded
+  with zeros (also past the end for the last ceil_mode windows), times ``1 / d``;
 - a dilated ``max_pool2d``: the MAXIMUM of the strided slices its taps read;
 - ``x.mean()`` as the mean over every dim, ``mul.Scalar`` / ``div.Scalar`` as the Tensor
   forms of the same call.
@@ -76,10 +78,37 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):  # fmt: skip
     kh, kw = pair(kernel_size)
-    if divisor_override is None or not _overrides_evenly(padding, ceil_mode, count_include_pad):
+    if divisor_override is None:
         return NotImplemented
-    average = aten.avg_pool2d.default(x, kernel_size, stride, padding, False, True, None)
-    return average * (kh * kw / divisor_override)
+    if _overrides_evenly(padding, ceil_mode, count_include_pad):
+        average = aten.avg_pool2d.default(x, kernel_size, stride, padding, False, True, None)
+        return average * (kh * kw / divisor_override)
+    return _window_sums(x, (kh, kw), pair(stride) if stride else (kh, kw), pair(padding),
+                        ceil_mode) * (1.0 / divisor_override)  # fmt: skip
+
+
+def _pooled_size(size: int, kernel: int, stride: int, pad: int, ceil_mode: bool) -> int:
+    """torch's pooling output size (a ceil_mode window must start inside the input or its
+    leading padding)."""
+    count = (size + 2 * pad - kernel + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (count - 1) * stride >= size + pad:
+        count -= 1
+    return count
+
+
+def _window_sums(x, kernel, stride, padding, ceil_mode):
+    """The sum of every pooling window (zeros past the input), as a depthwise convolution."""
+    batched = x if x.dim() == 4 else x.unsqueeze(0)
+    (height, width), channels = batched.shape[-2:], batched.shape[-3]
+    extra = [
+        max(0, (_pooled_size(size, k, s, p, ceil_mode) - 1) * s + k - (size + 2 * p))
+        for size, k, s, p in zip((height, width), kernel, stride, padding)
+    ]
+    (ph, pw) = padding
+    padded = torch.nn.functional.pad(batched, (pw, pw + extra[1], ph, ph + extra[0]))
+    ones = torch.ones(channels, 1, *kernel, dtype=x.dtype, device=x.device)
+    sums = torch.nn.functional.conv2d(padded, ones, stride=stride, groups=channels)
+    return sums if x.dim() == 4 else sums.squeeze(0)
 
 
 def _overrides_evenly(padding, ceil_mode, count_include_pad) -> bool:
@@ -88,10 +117,7 @@ def _overrides_evenly(padding, ceil_mode, count_include_pad) -> bool:
 
 
 def _overridden(node) -> bool:
-    a = call_arguments(node)
-    return a["divisor_override"] is not None and _overrides_evenly(
-        a["padding"], a["ceil_mode"], a["count_include_pad"]
-    )
+    return call_arguments(node)["divisor_override"] is not None
 
 
 avg_pool2d.applies = _overridden  # the table's entry rewrites only these calls

@@ -86,11 +86,6 @@ def test_adaptive_windows_match_torch():
     "module, detail",
     [
         pytest.param(
-            nn.AvgPool2d(3, 1, 1, ceil_mode=True, count_include_pad=False, divisor_override=4),
-            "divisor_override=4",
-            id="divisor_override_uneven_windows",
-        ),
-        pytest.param(
             nn.AdaptiveAvgPool2d(9),
             "output \\(9, 9\\) not dividing input \\(10, 10\\)",
             id="adaptive_too_many_cells",
@@ -156,8 +151,21 @@ def test_divisor_override_is_the_average_scaled(module, dtype, tmp_path):
     assert "AVG_POOL2D" in case.ops()
 
 
-def test_divisor_override_of_uneven_windows_is_named(tmp_path):
-    """ceil_mode windows hold fewer values, yet torch divides each by d: not an average."""
-    module = OverriddenPool(3, kernel_size=2, ceil_mode=True)
-    with pytest.raises(UnsupportedOperatorError, match="divisor_override=3"):
-        run_case(module, [(1, 3, 7, 7)], tmp_path)
+@pytest.mark.parametrize(
+    "module, shape",
+    [
+        pytest.param(OverriddenPool(3, kernel_size=2, ceil_mode=True), (1, 3, 7, 7),
+                     id="ceil_mode"),
+        pytest.param(nn.AvgPool2d(3, 1, 1, ceil_mode=True, count_include_pad=False,
+                                  divisor_override=4), (1, 2, 10, 10), id="uncounted_pad"),
+        pytest.param(OverriddenPool(5, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0),
+                                    ceil_mode=True), (2, 4, 9, 6), id="rect_strided_ceil"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_divisor_override_of_uneven_windows_is_a_sum(module, shape, dtype, tmp_path):
+    """ceil_mode windows and uncounted padding hold fewer values, yet torch divides each
+    window's sum by d: a depthwise convolution with ones over the zero-padded input."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert "DEPTHWISE_CONV2D" in case.ops() or "CONV2D" in case.ops()
