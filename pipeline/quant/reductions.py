@@ -18,6 +18,8 @@
   padding) the sums are a depthwise convolution with a kernel of ones over the input padded
   with zeros (also past the end for the last ceil_mode windows), times ``1 / d``;
 - a dilated ``max_pool2d``: the MAXIMUM of the strided slices its taps read;
+- ``adaptive_max_pool2d`` (indices unread): a max pool when its windows tile the input,
+  else the ``amax`` of each window's slice;
 - ``x.mean()`` as the mean over every dim, ``mul.Scalar`` / ``div.Scalar`` as the Tensor
   forms of the same call.
 """
@@ -25,6 +27,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 
@@ -160,6 +163,39 @@ def _dilated(node) -> bool:
 max_pool2d.applies = _dilated
 
 
+def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
+    return [((i * size) // out, math.ceil((i + 1) * size / out)) for i in range(out)]
+
+
+def adaptive_max_pool2d(x, output_size):
+    """The maximum over each of torch's adaptive windows: one max pool when they tile the
+    input evenly, else per window row and column the ``amax`` of its slice (REDUCE_MAX of
+    values sharing one quantization: exact) and a concatenation. Only where the indices go
+    unread (``applies``): the second output is a placeholder."""
+    (height, width), (rows, cols) = x.shape[-2:], pair(output_size)
+    rows, cols = rows or height, cols or width  # None keeps the size
+    if height % rows == 0 and width % cols == 0:
+        kernel = (height // rows, width // cols)
+        values = torch.nn.functional.max_pool2d(x, kernel, kernel)
+    else:
+        bands = []
+        for top, bottom in _adaptive_windows(height, rows):
+            band = torch.amax(x[..., top:bottom, :], -2, keepdim=True)
+            cells = [torch.amax(band[..., left:right], -1, keepdim=True)
+                     for left, right in _adaptive_windows(width, cols)]  # fmt: skip
+            bands.append(torch.cat(cells, -1))
+        values = torch.cat(bands, -2)
+    return values, torch.zeros(values.shape, dtype=torch.int64, device=x.device)
+
+
+def _indices_unread(node) -> bool:
+    return not any(user.args[1] == 1 and user.users
+                   for user in node.users if user.target is operator.getitem)  # fmt: skip
+
+
+adaptive_max_pool2d.applies = _indices_unread
+
+
 def _scalar_form(op):
     return lambda x, other: op(x, other)
 
@@ -178,6 +214,7 @@ DECOMPOSITIONS = {
     aten.clamp.Tensor: clamp_tensor,
     aten.linalg_vector_norm.default: vector_norm,
     aten.avg_pool2d.default: avg_pool2d,
+    aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.mean.default: mean_all,
     aten.max_pool2d.default: max_pool2d,
     # ``x * c`` as the Tensor form (what the quantizer and the lowering take)

@@ -88,3 +88,28 @@ def test_unbatched_pools_pool_a_batch_of_one(dtype, tmp_path):
     case, report = run_case(UnbatchedPools(), [(3, 8, 8)], tmp_path, dtype)
     assert report["passed"]
     assert {"MAX_POOL2D", "AVG_POOL2D"} <= set(case.ops())
+
+
+ADAPTIVE = [
+    pytest.param(nn.AdaptiveMaxPool2d((3, 5)), (2, 4, 7, 6), "REDUCE_MAX", id="uneven_3x5"),
+    pytest.param(nn.AdaptiveMaxPool2d((2, 3)), (1, 4, 8, 9), "MAX_POOL2D", id="even_2x3"),
+    pytest.param(nn.AdaptiveMaxPool2d(1), (1, 8, 5, 5), "MAX_POOL2D", id="global"),
+]
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+@pytest.mark.parametrize("module, shape, op", ADAPTIVE)
+def test_adaptive_max_pool_is_the_maximum_of_each_window(module, shape, op, dtype, tmp_path):
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
+    assert op in case.ops()
+
+
+def test_adaptive_max_pool_indices_are_named(tmp_path):
+    from pipeline.errors import UnsupportedOperatorError
+
+    module = nn.AdaptiveMaxPool2d((3, 5), return_indices=True)
+    with pytest.raises(UnsupportedOperatorError, match="adaptive_max_pool2d"):
+        run_case(module, [(1, 2, 7, 6)], tmp_path)
