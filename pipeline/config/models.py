@@ -86,7 +86,8 @@ class Calibration(RuledModel):
             consecutive conv/depthwise/linear layers (through relu or pooling) rescaled so
             each channel's weight range is shared evenly between the two layers.
         bias_correction: each conv/linear's bias loses the mean shift of its outputs that
-            quantizing its weights causes, measured on the calibration samples.
+            quantizing its weights causes, measured on the calibration samples; ``auto``
+            (default): kept only where it raises the SQNR over those samples.
     """
 
     samples: Annotated[int, Field(ge=1, le=MAX_CALIBRATION_SAMPLES)] | None = None
@@ -94,7 +95,7 @@ class Calibration(RuledModel):
     folder: ExistingDir | None = None
     observer: Literal["mse", "minmax", "histogram"] = "mse"
     equalization: bool = False
-    bias_correction: bool = False
+    bias_correction: bool | Literal["auto"] = "auto"
 
     @property
     def kind(self) -> Literal["random", "folder"]:

@@ -153,12 +153,12 @@ def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
 
 
 def _quantize_options(scheme: str, calibration) -> dict:
-    """The quantize stage's options; a post-training technique only when it is on, so the keys
-    of models that set none stay what they were before the techniques existed."""
+    """The quantize stage's options; a post-training technique only when it is on (bias
+    correction is ``auto`` unless a model turns it off)."""
     options = {"scheme": scheme, "observer": calibration.observer}
     for name in ("equalization", "bias_correction"):
         if getattr(calibration, name):
-            options[name] = True
+            options[name] = getattr(calibration, name)  # True or "auto"
     return options
 
 

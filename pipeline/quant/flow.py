@@ -72,7 +72,7 @@ def quantize_program(
     where: str = "",
     observer: str = "mse",
     equalization: bool = False,
-    bias_correction: bool = False,
+    bias_correction: bool | str = False,
 ) -> ExportedProgram:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample (``quantize_with_record``
     without its record)."""
@@ -88,17 +88,20 @@ def quantize_with_record(
     where: str = "",
     observer: str = "mse",
     equalization: bool = False,
-    bias_correction: bool = False,
+    bias_correction: bool | str = False,
 ) -> tuple[ExportedProgram, dict]:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample, and what the
     post-training rewrites did (``equalization``: cross-layer equalisation, equalise.py;
-    ``bias_correction``: bias_correction.py; both rewrite the float network first).
+    ``bias_correction``: bias_correction.py, ``"auto"`` to keep it only where it raises the
+    SQNR over the calibration samples; both rewrite the float network first).
 
     Raises:
         UserError: samples that do not fit the program.
         UnsupportedOperatorError: a torch.cond whose predicate is computed at run time.
     """
     check_samples(program, samples, where)
+    if bias_correction == "auto":
+        return _auto_bias_correction(program, samples, scheme, where, observer, equalization)
     quantizer = EthosUQuantizer(scheme, observer)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = normalise(program).module(check_guards=False)
@@ -118,6 +121,31 @@ def quantize_with_record(
             prepared(*sample)
     converted = convert_pt2e(prepared)
     return torch.export.export(converted, tuple(samples[0])), record
+
+
+def _auto_bias_correction(program, samples, scheme, where, observer, equalization):
+    """Bias correction kept only where it raises the SQNR of the quantized graph against the
+    float one over the calibration samples (it corrects the mean shift the samples show; on
+    a network whose outputs hardly depend on the input it can lose: a random-weight
+    MobileNetV1 fell from 51.6 to 42.8 dB). Quantizes twice when there is a layer to correct."""
+    corrected, record = quantize_with_record(
+        program, samples, scheme, where, observer, equalization, True
+    )
+    summary = {**record["bias_correction"], "mode": "auto"}
+    if not summary["layers"]:
+        return corrected, {**record, "bias_correction": {**summary, "kept": False}}
+    plain, plain_record = quantize_with_record(
+        program, samples, scheme, where, observer, equalization, False
+    )
+    with_db, without_db = sqnr_db(program, corrected, samples), sqnr_db(program, plain, samples)
+    kept = _db(with_db) > _db(without_db)
+    summary.update(kept=kept, calibration_sqnr_db={"with": with_db, "without": without_db})
+    chosen, chosen_record = (corrected, record) if kept else (plain, plain_record)
+    return chosen, {**chosen_record, "bias_correction": summary}
+
+
+def _db(value: float | None) -> float:
+    return math.inf if value is None else value  # None: no error at all
 
 
 def sqnr_db(reference: ExportedProgram, estimate: ExportedProgram, samples: Sequence[tuple]):

@@ -18,7 +18,7 @@ def quantize(
     scheme: str = "int8",
     observer: str = "mse",
     equalization: bool = False,
-    bias_correction: bool = False,
+    bias_correction: bool | str = False,
     where: str = "",
 ) -> None:
     """Quantize the float ExportedProgram ``exported`` and save the q/dq program to ``out``.
@@ -36,7 +36,8 @@ def quantize(
             quantization error per tensor), ``minmax`` or ``histogram`` (int8).
         equalization: cross-layer equalisation of the float network first (quant/equalise.py).
         bias_correction: correct each conv/linear bias for its weights' quantization
-            (quant/bias_correction.py).
+            (quant/bias_correction.py); ``"auto"``: only where that raises the SQNR over the
+            calibration samples (the config's default).
         where: prefix of user errors, e.g. ``u85-linux/quantize``.
 
     Raises:
@@ -59,7 +60,8 @@ def quantize(
     if record is None:
         return
     summary = {"scheme": scheme, "observer": observer, **techniques}
-    if techniques:  # what they bought, on the calibration samples (a second quantization)
+    if equalization or bias_correction is True:  # what they bought, on the calibration
+        # samples (a second quantization; "auto" bias correction records its own comparison)
         plain = quantize_program(program, samples, scheme, where, observer)
         summary["calibration_sqnr_db"] = {
             "with": sqnr_db(program, quantized, samples),

@@ -183,8 +183,8 @@ def test_calibration_observer_reaches_the_quantize_options(tmp_path):
         "inputs: [{shape: [1, 3, 32, 32]}]",
         "inputs: [{shape: [1, 3, 32, 32]}]\n    calibration: {observer: histogram}"))
     plan = make_plan(load_config(path), tmp_path / "build")
-    assert plan.invocations["quantize:cnn/int8"].options == {"scheme": "int8",
-                                                             "observer": "histogram"}
+    assert plan.invocations["quantize:cnn/int8"].options == {
+        "scheme": "int8", "observer": "histogram", "bias_correction": "auto"}  # the default
     assert plan.invocations["quantize:add/int8"].options["observer"] == "mse"
 
 
@@ -212,7 +212,7 @@ def test_stage_code_covers_the_modules_the_stage_runs(stage, modules):
     assert modules <= names
 
 
-def test_post_training_techniques_reach_the_quantize_key_only_when_on(tmp_path):
+def test_post_training_techniques_reach_the_quantize_key(tmp_path):
     from pipeline.cache.key import stage_key
 
     path = tmp_path / "targets.yaml"
@@ -225,7 +225,7 @@ def test_post_training_techniques_reach_the_quantize_key_only_when_on(tmp_path):
     off = plan.invocations["quantize:add/int8"]
     assert on.options == {"scheme": "int8", "observer": "mse", "equalization": True,
                           "bias_correction": True}
-    assert off.options == {"scheme": "int8", "observer": "mse"}  # as before the options
+    assert off.options == {"scheme": "int8", "observer": "mse", "bias_correction": "auto"}
     assert on.outputs["record"].name == "quantize.json"
 
     def key(options):

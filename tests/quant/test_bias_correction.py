@@ -143,3 +143,21 @@ def test_sequential_correction_reduces_the_mean_error_of_the_quantized_network()
 
     before, after = mean_error(plain).abs(), mean_error(corrected).abs()
     assert float(after.mean()) < 0.5 * float(before.mean())
+
+
+def test_auto_keeps_the_correction_only_where_it_raises_the_calibration_sqnr():
+    """The default (``auto``) quantizes with and without and keeps the graph of the higher
+    SQNR over the calibration samples; the record says which and both figures."""
+    from pipeline.quant.flow import quantize_with_record, sqnr_db
+    from pipeline.stages.export import export_program
+
+    torch.manual_seed(0)
+    model = DepthwiseNet().eval()
+    samples = [(torch.rand(1, 3, 10, 10) * 2 - 1,) for _ in range(8)]
+    program = export_program(model, samples[0], "test")
+    quantized, record = quantize_with_record(program, samples, bias_correction="auto")
+    summary = record["bias_correction"]
+    figures = summary["calibration_sqnr_db"]
+    assert summary["mode"] == "auto" and summary["layers"] == 3
+    assert summary["kept"] == (figures["with"] > figures["without"])
+    assert sqnr_db(program, quantized, samples) == max(figures["with"], figures["without"])
