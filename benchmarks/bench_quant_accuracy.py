@@ -198,11 +198,14 @@ TECHNIQUES = {
 def ours(model, samples: list[tuple], options: dict):
     """Our quantize flow on the exported model: the q/dq module (``options``: the
     ``observer`` and techniques; none: the default)."""
+    from pipeline.config.models import Calibration
     from pipeline.quant.flow import quantize_program
     from pipeline.stages.export import export_program
 
+    fields = Calibration.model_fields  # the build's defaults, under the options given
+    defaults = {name: fields[name].default for name in ("equalization", "bias_correction")}
     program = export_program(model, samples[0], "bench")
-    return quantize_program(program, samples, "int8", "bench", **options).module()
+    return quantize_program(program, samples, "int8", "bench", **{**defaults, **options}).module()
 
 
 def theirs(model, samples: list[tuple]):

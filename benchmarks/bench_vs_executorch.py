@@ -116,6 +116,7 @@ class ModelEntry:
     seed: int = 0
     calibration: dict = field(default_factory=lambda: {"samples": 16, "seed": 1})
     observer: str = "mse"  # the calibration observer the build would use
+    techniques: dict = field(default_factory=dict)  # calibration.equalization / bias_correction
 
     def export_options(self) -> dict:
         """Keyword options of our export stage for this model."""
@@ -145,7 +146,9 @@ def model_entries(targets: Path) -> list[ModelEntry]:
             (factory.path, factory.attr) if factory is not None else None, model.seed,
             {"samples": calibration.samples, "seed": calibration.seed,
              "folder": str(calibration.folder) if calibration.folder else None},
-            calibration.observer))
+            calibration.observer,
+            {"equalization": calibration.equalization,
+             "bias_correction": calibration.bias_correction}))
     return entries
 
 
@@ -353,7 +356,7 @@ def _observer_sqnr(res: OursResult, entry: ModelEntry, out: dict, qdir: Path, ob
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             quantize(out["model"], out["calibration"], path, scheme="int8",
-                     **{"observer": entry.observer, **options}, where=where)
+                     **{"observer": entry.observer, **entry.techniques, **options}, where=where)
         res.sqnr_many[observer] = torch_sqnr(float_fn, load_program(path).module(),
                                              res.sqnr_inputs)
 
@@ -390,7 +393,7 @@ def run_ours(entry: ModelEntry, npus, work: Path, observers=(), sqnr_count: int 
             out = timed("export", export, entry.path, entry.attr, exp,
                         **entry.export_options(), where=where)
             timed("quantize", quantize, out["model"], out["calibration"], qdir / "model.pt2",
-                  scheme="int8", observer=entry.observer, where=where)
+                  scheme="int8", observer=entry.observer, **entry.techniques, where=where)
             res.test_inputs = torch.load(out["test_inputs"], weights_only=True)
             res.calibration = torch.load(out["calibration"], weights_only=True)
             res.sqnr_inputs = sqnr_inputs(entry, res.test_inputs, sqnr_count)
