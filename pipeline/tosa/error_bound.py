@@ -26,8 +26,9 @@ Per operator (bounds in the units of each tensor's own integer steps):
   entries, in the int32 result's 1/128 steps - per element, from the interval its input falls
   in, when the table reads an exact tensor and one RESCALE follows (``interpolated_table``),
   else the table's worst interval. A zoomed table (its input an exact tensor times an integer,
-  ``table_zoom.py``) adds ``FLAT`` where the zoom saturates: the lowering checked on every
-  input code that the output there is within ``FLAT`` of the table's end;
+  ``table_zoom.py``; or that tensor plus a constant, times an integer: ``table_split.py``)
+  adds ``FLAT`` where the zoom saturates: the lowering checked on every input code that the
+  output there is within ``FLAT`` of the table's end;
 * anything else: one rounding (1 LSB) beyond its largest input bound, or unbounded when that
   input is inexact and the operator's gain is unknown.
 """
@@ -175,8 +176,10 @@ class Bounds:
         if self.block.tensors[table.inputs[0]].dtype != "int16":
             return None
         source, zoom = table.inputs[0], self._zoom(table.inputs[0])
+        if zoom is not None and zoom[2] != 0:  # an offset: Interpolated has none
+            return None
         if zoom is not None:
-            source = self.producer[source].inputs[0]
+            source, zoom = zoom[0], zoom[1]
         entries = self._data(table.inputs[1]).reshape(-1)
         scale = _scales(self._data(rescale.inputs[1]), self._data(rescale.inputs[2])).max()
         return Interpolated(source, entries, float(scale), self._rescale(rescale, 0.0), zoom or 1)
@@ -187,25 +190,47 @@ class Bounds:
         op = self.producer.get(tensor)
         zoom = self._zoom(tensor)
         if zoom is not None:
-            low, high = self._reach(op.inputs[0])
-            return max(-32768, low * zoom), min(32767, high * zoom)
+            source, k, c = zoom
+            low, high = self._reach(source)
+            low, high = np.clip([k * (low + c), k * (high + c)], -32768, 32767)
+            return int(low), int(high)
         bounds = clamp_bounds(op, "int16") if op is not None and op.op == "CLAMP" else None
         if bounds is None:
             return -32768, 32767
         low, high = self._reach(op.inputs[0])
         return max(low, bounds[0]), min(high, bounds[1])
 
-    def _zoom(self, tensor: str) -> int | None:
-        """The factor of a TABLE input's zoom: an int16 -> int16 RESCALE by one integer, zero
-        points 0, of an exact tensor; else None."""
+    def _zoom(self, tensor: str) -> tuple[str, int, int] | None:
+        """``(source, k, c)`` when the TABLE input ``tensor`` is ``k * (source + c)``,
+        saturated to int16, for an exact int16 ``source``: an int16 -> int16 RESCALE by an
+        integer ``k`` (``c = 0``: ``table_zoom.py``), or a RESCALE by ``k`` to int16 of
+        ADD(an int16 -> int32 RESCALE by 1 of ``source``, a one-element constant ``c``)
+        (``table_split.py``'s split above a code); else None."""
         op = self.producer.get(tensor)
-        if op is None or op.op != "RESCALE" or self.block.tensors[op.inputs[0]].dtype != "int16":
+        k = self._integer_scale(op)
+        if k is None:
+            return None
+        source = op.inputs[0]
+        if self.block.tensors[source].dtype == "int16":
+            return (source, k, 0) if self._value(source)[0] == 0 else None
+        add = self.producer.get(source)
+        widen = self.producer.get(add.inputs[0]) if add is not None and add.op == "ADD" else None
+        if self._integer_scale(widen) != 1:
+            return None
+        offset, source = self._data(add.inputs[1]), widen.inputs[0]
+        if offset is None or offset.size != 1 or self.block.tensors[source].dtype != "int16":
+            return None
+        return (source, k, int(offset.reshape(-1)[0])) if self._value(source)[0] == 0 else None
+
+    def _integer_scale(self, op: Operator | None) -> int | None:
+        """The scale of a RESCALE by one integer, zero points 0 (exact but for saturation)."""
+        if op is None or op.op != "RESCALE":
             return None
         scales = _scales(self._data(op.inputs[1]), self._data(op.inputs[2]))
         zero_points = (self._data(op.inputs[3]), self._data(op.inputs[4]))
         if scales.size != 1 or scales[0] != round(scales[0]) or any(np.any(z) for z in zero_points):
             return None
-        return int(scales[0]) if self._value(op.inputs[0])[0] == 0 else None
+        return int(scales[0])
 
     def _resize(self, op: Operator, bound: float) -> float:
         if op.attrs.get("mode") == "NEAREST":

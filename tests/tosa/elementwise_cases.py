@@ -64,6 +64,7 @@ def quantized_cases(shape=SHAPE) -> dict:
         "floor_divide": (lambda x: x // 0.5, wide), "remainder_scalar": (lambda x: x % 0.5, wide),
         "fmod_scalar": (lambda x: torch.fmod(x, 0.5), wide),
         "pow_scalar_base": (lambda x: 2**x, wide),
+        "exp": (torch.exp, uniform(shape, -20, 0)),  # softmax's exp(x - max)
         "sub_scalar_alpha": (lambda x: torch.sub(x, 0.5, alpha=2), wide),
     }  # fmt: skip
     binary = {

@@ -144,3 +144,17 @@ def test_zoomed_table_reads_its_source_times_the_zoom_and_allows_flat_where_it_s
     assert found.bound(ends[1])[0] - found.bound(ends[0])[0] == pytest.approx(FLAT)
     assert saturated == found.bound(ends[1])[0]
     assert Bounds(block, []).layer("y")[0] >= FLAT
+
+
+def test_offset_zoom_reads_its_source_plus_the_offset_times_the_zoom():
+    """table_split's split above a code: RESCALE to int32 by 1, ADD c, RESCALE to int16 by k."""
+    widen, c1 = _rescale("x", "wide_x", 1 << 30, 30)
+    add = Operator("ADD", ("wide_x", "c"), ("moved",), {})
+    zoom, c2 = _rescale("moved", "zoomed", 3 << 30, 30)  # x 3
+    table = Operator("TABLE", ("zoomed", "t"), ("y",), {})
+    consts = {**c1, **c2, "c": ("int32", [[100]]), "t": ("int16", np.zeros(513, np.int64))}
+    types = {"x": "int16", "wide_x": "int32", "moved": "int32", "zoomed": "int16", "y": "int32"}
+    bounds = Bounds(_graph(widen, add, zoom, table, consts=consts, types=types), [])
+    assert bounds._zoom("zoomed") == ("x", 3, 100)
+    assert bounds._reach("zoomed") == (-32768, 32767)  # saturates at both ends
+    assert bounds.interpolated_table("y") is None  # no per-element form with an offset

@@ -26,6 +26,7 @@ A float program (FP profile) has no table: each function is written out in TOSA 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -37,7 +38,14 @@ from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.fp_emit import _Float
 from pipeline.tosa.registry import lowers
 from pipeline.tosa.rounding import emit_step
-from pipeline.tosa.table_split import emit_split, fine_entries, split_code
+from pipeline.tosa.table_split import (
+    emit_split,
+    emit_split_high,
+    fine_entries,
+    fine_entries_above,
+    split_code,
+    split_high,
+)
 from pipeline.tosa.table_zoom import CODES, FLAT, zoom_factor
 from pipeline.tosa.unary import FUNCTIONS, Function, step_of
 
@@ -148,7 +156,8 @@ def _zoomed(x_q, k: int):
 
 
 def _split(node: fx.Node, x_q, out_q):
-    """((t, k), (coarse, fine) stored entries, their gain) of a split table, or None."""
+    """(emitter, (coarse, fine) stored entries, their gain) of a table split below a code
+    (``table_split.py``), or None."""
     coarse = wanted_entries(node, x_q, out_q)
 
     def flat(k: int) -> bool:
@@ -162,8 +171,27 @@ def _split(node: fx.Node, x_q, out_q):
     t, k = found
     fine = fine_entries(wanted_entries(node, _zoomed(x_q, k), out_q),
                         coarse[(t + 32768) // 128], t, k)  # fmt: skip
+    return functools.partial(emit_split, t=t, k=k), *_stored_pair(coarse, fine)
+
+
+def _split_high(node: fx.Node, x_q, out_q):
+    """As ``_split``, for a table split above a code (``table_split.split_high``)."""
+    coarse = wanted_entries(node, x_q, out_q)
+    found = split_high(coarse, lambda codes: _exact_lsbs(node, x_q, out_q, codes))
+    if found is None:
+        return None
+    t, k, c = found
+    # the fine table's input u = k * (x + c): real = (u - k * (c + zp)) * scale / k
+    fine_q = dataclasses.replace(_zoomed(x_q, k), zero_point=k * (c + x_q.zero_point))
+    index = (k * (t + c) + 32768) // 128  # the fine entry at t
+    fine = fine_entries_above(wanted_entries(node, fine_q, out_q), coarse[(t + 32768) // 128],
+                              index)  # fmt: skip
+    return functools.partial(emit_split_high, t=t, k=k, c=c), *_stored_pair(coarse, fine)
+
+
+def _stored_pair(coarse: np.ndarray, fine: np.ndarray):
     gain = max(gain_of(coarse), gain_of(fine))
-    return found, (stored(coarse, gain).tolist(), stored(fine, gain).tolist()), gain
+    return (stored(coarse, gain).tolist(), stored(fine, gain).tolist()), gain
 
 
 def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
@@ -176,11 +204,14 @@ def _int16(node: fx.Node, ctx: LoweringContext, x_q, out_q) -> None:
         return
     x = ctx.tensor(node.args[_function(node).input])
     zoom = zoom_factor(lambda codes: _exact_lsbs(node, x_q, out_q, codes))
-    split = _split(node, x_q, out_q) if zoom == 1 and x_q.zero_point == 0 else None
-    if split is not None:  # steep near 0: a second, zoomed table there (table_split.py)
-        (t, k), entries, gain = split
+    split = None
+    if zoom == 1:  # steep at one end: a second, zoomed table there (table_split.py)
+        split = _split(node, x_q, out_q) if x_q.zero_point == 0 else None
+        split = split or _split_high(node, x_q, out_q)
+    if split is not None:
+        place, entries, gain = split
         tables = tuple(ctx.const(f"{node.name}_table", e, "int16") for e in entries)
-        wide = emit_split(ctx, node, x, tables, t, k)
+        wide = place(ctx, node, x, tables)
     else:
         if zoom > 1 and x_q.zero_point == 0:  # flat beyond an interval: table_zoom.py
             x = emit.rescale(ctx, node, x, [zoom], in_zp=0, out_zp=0, out_dtype="int16",
