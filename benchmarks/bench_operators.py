@@ -62,7 +62,7 @@ def measure(module, specs, dtype: str, folder: Path) -> dict:
     from tests.tosa.lowering_cases import lower_case, verify_case
 
     case = lower_case(module, specs, folder / "case", dtype)
-    u55 = [o for o in _operators(case.variant("u55"))]
+    u55 = _operators(case.variant("u55"))
     row = {"ops": u55, "rewrites": rewrites(case.ops(), u55)}
     try:
         row["max_diff"] = max_diff(verify_case(case))
