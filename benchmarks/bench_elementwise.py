@@ -21,35 +21,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-ACCELERATORS = ("ethos-u55-128", "ethos-u85-256")
-
 
 def measure(module, specs, dtype: str, folder: Path) -> dict:
-    import json
+    from npu_cycles import compile_on_npus, max_diff
 
-    from pipeline.stages.vela import run_vela
     from pipeline.tosa.flatbuffer import operator_names
-    from pipeline.tosa.npu_constraints import check_npu_constraints
-    from tests.models.networks import vela_args
     from tests.tosa.lowering_cases import run_case
 
     case, report = run_case(module, specs, folder / "case", dtype)
-    diffs = [o.get("max_abs_diff_int", o.get("max_abs_diff", 0)) for o in report["outputs"]]
     ops = [o for o in operator_names(case.variant("u55")) if not o.startswith("CONST")]
-    row = {"ops": ops, "max_diff": max(diffs), "passed": report["passed"]}
-    for accelerator in ACCELERATORS:
-        tosa = case.variant("u55" if "u55" in accelerator else "u85")
-        try:
-            check_npu_constraints(tosa, accelerator)
-            outputs = run_vela(tosa, folder / accelerator, vela_args(accelerator))
-            figures = json.loads(outputs["figures"].read_text())
-            row[accelerator] = f"{figures['cycles_npu']} ({figures['npu_op_share']:.0%})"
-        except Exception as exc:  # a row says why, the others still run
-            row[accelerator] = f"refused: {str(exc).splitlines()[-1][:40]}"
+    row = {"ops": ops, "max_diff": max_diff(report), "passed": report["passed"]}
+    for accelerator, result in compile_on_npus(case, folder).items():
+        row[accelerator] = (
+            f"{result['cycles']} ({result['share']:.0%})"
+            if "cycles" in result
+            else f"refused: {result['error'][:40]}"
+        )
     return row
 
 
 def main() -> None:
+    from npu_cycles import ACCELERATORS
+
     from tests.tosa.elementwise_cases import integer_cases, quantized_cases
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
