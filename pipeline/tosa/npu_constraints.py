@@ -335,8 +335,10 @@ def _u55_resize_batch(op: Operator):
 
 
 def _u55_argmax(op: Operator):
-    """Vela 5.2 runs ARGMAX on Ethos-U55/U65 along the innermost (channel) axis only
-    ('Non-passthrough operation (ArgMax)' otherwise, measured)."""
+    """Vela 5.2 runs ARGMAX on Ethos-U55/U65 of int8 values along the innermost (channel)
+    axis only ('Non-passthrough operation (ArgMax)' otherwise, measured)."""
+    if op.op == "ARGMAX" and op.inputs[0].dtype != "int8":
+        return "take int8 values", op.inputs[0].dtype
     if op.op == "ARGMAX" and op.attrs.get("axis") != len(op.inputs[0].shape) - 1:
         return (
             "search the innermost axis",

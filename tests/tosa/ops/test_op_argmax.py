@@ -42,3 +42,24 @@ def test_argmax_placement(index, u55, tmp_path):
     else:
         with pytest.raises(UserError, match="ARGMAX on ethos-u55-128 must search the innermost"):
             check_npu_constraints(variant, "ethos-u55-128")
+
+
+@pytest.mark.needs_vela
+def test_int16_argmax_is_named_on_u55(tmp_path):
+    """Vela 5.2 refuses an int16 ARGMAX on Ethos-U55 even along the innermost axis
+    ('Non-passthrough operation (ArgMax)'): the check names it first; U85 compiles it."""
+    from pipeline.errors import StageError
+    from tests.models.networks import vela_args
+    from tests.tosa.lowering_cases import A16W8
+
+    module, shape = CASES[4].values
+    case, _ = run_case(module, [shape], tmp_path / "case", A16W8)
+    variant = case.variant("u55")
+    with pytest.raises(UserError, match="ARGMAX on ethos-u55-128 must take int8 values"):
+        check_npu_constraints(variant, "ethos-u55-128")
+    from pipeline.stages.vela import run_vela as vela_stage
+
+    raw = ["--accelerator-config=ethos-u55-128", *vela_args("ethos-u55-128")[2:]]  # unchecked
+    with pytest.raises(StageError, match=r"Non-passthrough operation \(ArgMax\)"):
+        vela_stage(variant, tmp_path / "raw", raw)
+    assert run_vela(case.tosa, "ethos-u85-256", tmp_path / "u85")["npu_op_share"] == 1.0
