@@ -5,7 +5,8 @@ With the indexed dims flattened to ``K`` rows (``x`` seen as ``[N, K, C]``) and 
 written rows' values as ``[N, W, C]``, the rows added are ``onehot.T @ values``, where
 ``onehot[w, k]`` is 1 when write ``w`` goes to row ``k``: repeated indices add up, as torch's
 accumulate does. The one-hot is a comparison of the flat row numbers with ``arange(K)``, cast
-to float (exactly 0 and 1 in any quantization); the product a MATMUL, the sum an ADD - all
+to float (exactly 0 and 1 in any quantization); the product a MATMUL (for integer tensors, which
+TOSA multiplies elementwise only, a MUL and a REDUCE_SUM over the writes), the sum an ADD - all
 of them quantized and verified like any other layer, on every Ethos-U (the comparison is
 integer arithmetic in the Ethos-U55/U65 variant).
 """
@@ -37,7 +38,10 @@ def index_put(x, indices, values, accumulate=False):
     n, c = math.prod(shape[:first]), math.prod(shape[first + count :])
     onehot = (rows.reshape(w, 1) == torch.arange(k, device=x.device)).to(x.dtype)
     placed = values.expand(*shape[:first], *written, *shape[first + count :]).reshape(n, w, c)
-    added = torch.matmul(onehot.t(), placed)  # [K, W] @ [N, W, C] -> [N, K, C]
+    if x.is_floating_point():
+        added = torch.matmul(onehot.t(), placed)  # [K, W] @ [N, W, C] -> [N, K, C]
+    else:  # integers: TOSA has no int32 MATMUL; the products summed over the writes
+        added = (onehot.reshape(1, w, k, 1) * placed.reshape(n, w, 1, c)).sum(1)
     return x + added.reshape(shape)
 
 
