@@ -187,7 +187,8 @@ def _prepare(group: dict, programs: Path, work: Path) -> None:
     torch.save([inputs], work / "calibration.pt")
     torch.save([inputs], work / "test_inputs.pt")
     _stage("quantize", quantize, work / "model.pt2", work / "calibration.pt",
-           work / "quantized.pt2", scheme=group["scheme"], where=where + "quantize")
+           work / "quantized.pt2", scheme=group["scheme"],
+           weights=group.get("weights", "per_channel"), where=where + "quantize")
 
 
 def _lower(spec: str, variants: list[str], work: Path, key: str) -> Path:
@@ -298,12 +299,14 @@ def collect(cache: Path, recollect: bool, pattern: str | None) -> dict:
 
 
 def make_groups(cases: list[dict]) -> list[dict]:
-    """Cases of one program and scheme share export, quantize and lower."""
+    """Cases of one program, scheme and weight granularity share export, quantize and lower."""
     groups: dict[tuple, dict] = {}
     for case in cases:
         scheme = case["quantization"]["scheme"]
-        group = groups.setdefault((case["program"], scheme),
-                                  {"program": case["program"], "scheme": scheme, "cases": {}})
+        weights = case["quantization"].get("weights", "per_channel")
+        group = groups.setdefault((case["program"], scheme, weights),
+                                  {"program": case["program"], "scheme": scheme,
+                                   "weights": weights, "cases": {}})  # fmt: skip
         group["cases"][case["id"]] = case["kind"]
     return list(groups.values())
 

@@ -88,6 +88,8 @@ class Calibration(RuledModel):
         bias_correction: each conv/linear's bias loses the mean shift of its outputs that
             quantizing its weights causes, measured on the calibration samples; ``auto``
             (default): kept only where it raises the SQNR over those samples.
+        weights: ``per_channel`` (default: one scale per output channel) or ``per_tensor``
+            (one scale per weight tensor).
     """
 
     samples: Annotated[int, Field(ge=1, le=MAX_CALIBRATION_SAMPLES)] | None = None
@@ -96,6 +98,7 @@ class Calibration(RuledModel):
     observer: Literal["mse", "minmax", "histogram"] = "mse"
     equalization: bool = False
     bias_correction: bool | Literal["auto"] = "auto"
+    weights: Literal["per_channel", "per_tensor"] = "per_channel"
 
     @property
     def kind(self) -> Literal["random", "folder"]:

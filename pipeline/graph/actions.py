@@ -49,7 +49,8 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
         quantize(i["model"], i["calibration"], out["model"], record=out["record"],
                  scheme=o["scheme"], observer=o["observer"],
                  equalization=o.get("equalization", False),
-                 bias_correction=o.get("bias_correction", False), where=where)
+                 bias_correction=o.get("bias_correction", False),
+                 weights=o.get("weights", "per_channel"), where=where)
     elif inv.stage == "lower":
         from pipeline.stages.lower import lower
         variants = {k.removeprefix("tosa_"): p for k, p in out.items() if k.startswith("tosa_")}

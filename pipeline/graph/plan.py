@@ -159,6 +159,8 @@ def _quantize_options(scheme: str, calibration) -> dict:
     for name in ("equalization", "bias_correction"):
         if getattr(calibration, name):
             options[name] = getattr(calibration, name)  # True or "auto"
+    if calibration.weights != "per_channel":
+        options["weights"] = calibration.weights
     return options
 
 

@@ -130,24 +130,26 @@ def _mark_output(node: fx.Node, inputs: dict, scheme: QuantScheme) -> None:
 
 
 def _bias_spec(
-    x: fx.Node, weight: fx.Node, node: fx.Node, groups: int = 1
+    x: fx.Node, weight: fx.Node, node: fx.Node, scheme: QuantScheme, groups: int = 1
 ) -> DerivedQuantizationSpec:
     """The bias scale: input scale x weight scale, per output channel (the weight's column
-    scales repeated per group for a grouped transposed convolution)."""
+    scales repeated per group for a grouped transposed convolution), or one for the tensor
+    when the weights have one."""
+    per_tensor = scheme.weight.qscheme == torch.per_tensor_symmetric
 
     def derive(observers):
         act_scale, _ = observers[0].calculate_qparams()
         weight_scale, _ = observers[1].calculate_qparams()
-        scale = (act_scale * weight_scale).to(torch.float32).repeat(groups)
+        scale = (act_scale * weight_scale).to(torch.float32)
+        scale = scale.reshape(()) if per_tensor else scale.repeat(groups)
         return scale, torch.zeros_like(scale, dtype=torch.int32)
 
+    if per_tensor:
+        qscheme, ch_axis = torch.per_tensor_symmetric, None
+    else:
+        qscheme, ch_axis = torch.per_channel_symmetric, 0
     return DerivedQuantizationSpec(
-        [(x, node), (weight, node)],
-        derive,
-        torch.int32,
-        *BIAS_RANGE,
-        torch.per_channel_symmetric,
-        ch_axis=0,
+        [(x, node), (weight, node)], derive, torch.int32, *BIAS_RANGE, qscheme, ch_axis=ch_axis
     )
 
 
@@ -161,7 +163,7 @@ def annotate_weighted(node: fx.Node, scheme: QuantScheme) -> bool:
     inputs = {x: scheme.activation, weight: weight_spec}
     bias = node.args[2] if len(node.args) > 2 else None
     if isinstance(bias, fx.Node):
-        inputs[bias] = _bias_spec(x, weight, node, groups)
+        inputs[bias] = _bias_spec(x, weight, node, scheme, groups)
     _mark_output(node, inputs, scheme)
     return True
 
@@ -182,7 +184,7 @@ def annotate_weight_product(node: fx.Node, scheme: QuantScheme) -> bool:
         return False
     inputs = {x: scheme.activation, weight: replace(scheme.weight, ch_axis=1)}
     if isinstance(bias, fx.Node):
-        inputs[bias] = _bias_spec(x, weight, node)
+        inputs[bias] = _bias_spec(x, weight, node, scheme)
     _mark_output(node, inputs, scheme)
     return True
 

@@ -28,16 +28,22 @@ _Q = torch.ops.quantized_decomposed
 
 
 def quantize_weight(weight: torch.Tensor, spec: QuantizationSpec) -> torch.Tensor:
-    """``weight`` quantized and dequantized per channel as ``prepare``/``convert`` do it."""
+    """``weight`` quantized and dequantized (per channel or per tensor, as ``spec`` says) as
+    ``prepare``/``convert`` do it."""
+    per_tensor = spec.qscheme in (torch.per_tensor_symmetric, torch.per_tensor_affine)
+    options = {} if per_tensor else {"ch_axis": spec.ch_axis}
     observer = spec.observer_or_fake_quant_ctr(
         dtype=spec.dtype,
         qscheme=spec.qscheme,
         quant_min=spec.quant_min,
         quant_max=spec.quant_max,
-        ch_axis=spec.ch_axis,
+        **options,
     )
     observer(weight)
     scale, zero_point = observer.calculate_qparams()
+    if per_tensor:
+        args = (float(scale), int(zero_point), spec.quant_min, spec.quant_max, spec.dtype)
+        return _Q.dequantize_per_tensor(_Q.quantize_per_tensor(weight, *args), *args)
     args = (scale, zero_point, spec.ch_axis, spec.quant_min, spec.quant_max)
     q = _Q.quantize_per_channel(weight, *args, spec.dtype)
     return _Q.dequantize_per_channel(q, *args, spec.dtype)

@@ -73,11 +73,12 @@ def quantize_program(
     observer: str = "mse",
     equalization: bool = False,
     bias_correction: bool | str = False,
+    weights: str = "per_channel",
 ) -> ExportedProgram:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample (``quantize_with_record``
     without its record)."""
     return quantize_with_record(
-        program, samples, scheme, where, observer, equalization, bias_correction
+        program, samples, scheme, where, observer, equalization, bias_correction, weights
     )[0]
 
 
@@ -89,11 +90,13 @@ def quantize_with_record(
     observer: str = "mse",
     equalization: bool = False,
     bias_correction: bool | str = False,
+    weights: str = "per_channel",
 ) -> tuple[ExportedProgram, dict]:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample, and what the
     post-training rewrites did (``equalization``: cross-layer equalisation, equalise.py;
     ``bias_correction``: bias_correction.py, ``"auto"`` to keep it only where it raises the
-    SQNR over the calibration samples; both rewrite the float network first).
+    SQNR over the calibration samples; both rewrite the float network first); ``weights``:
+    ``per_channel`` or ``per_tensor`` weight scales.
 
     Raises:
         UserError: samples that do not fit the program.
@@ -103,18 +106,20 @@ def quantize_with_record(
     normalised = normalise(program)
     if bias_correction == "auto":
         converted, record = _auto_bias_correction(
-            normalised, samples, scheme, where, observer, equalization
+            normalised, samples, scheme, where, observer, equalization, weights
         )
     else:
         converted, record = _converted(
-            normalised, samples, scheme, where, observer, equalization, bias_correction
+            normalised, samples, scheme, where, observer, equalization, bias_correction, weights
         )
     return torch.export.export(converted, tuple(samples[0])), record
 
 
-def _converted(normalised, samples, scheme, where, observer, equalization, bias_correction):
+def _converted(
+    normalised, samples, scheme, where, observer, equalization, bias_correction, weights
+):
     """The converted q/dq module of the normalised program, and what the techniques did."""
-    quantizer = EthosUQuantizer(scheme, observer)
+    quantizer = EthosUQuantizer(scheme, observer, weights)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = normalised.module(check_guards=False)
     refuse_runtime_conditions(module, where)
@@ -134,19 +139,18 @@ def _converted(normalised, samples, scheme, where, observer, equalization, bias_
     return convert_pt2e(prepared), record
 
 
-def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization):
+def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization, weights):
     """Bias correction kept only where it raises the SQNR of the quantized graph against the
     float one over the calibration samples (it corrects the mean shift the samples show; on
     a network whose outputs hardly depend on the input it can lose: a random-weight
     MobileNetV1 fell from 51.6 to 42.8 dB). Converts twice when there is a layer to correct
     (the program is normalised, and the chosen module exported, once)."""
-    corrected, record = _converted(normalised, samples, scheme, where, observer, equalization, True)
+    settings = (scheme, where, observer, equalization)
+    corrected, record = _converted(normalised, samples, *settings, True, weights)
     summary = {**record["bias_correction"], "mode": "auto"}
     if not summary["layers"]:
         return corrected, {**record, "bias_correction": {**summary, "kept": False}}
-    plain, plain_record = _converted(
-        normalised, samples, scheme, where, observer, equalization, False
-    )
+    plain, plain_record = _converted(normalised, samples, *settings, False, weights)
     reference = normalised.module(check_guards=False)
     with_db = _sqnr_db(reference, corrected, samples)
     without_db = _sqnr_db(reference, plain, samples)

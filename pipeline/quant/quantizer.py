@@ -14,9 +14,9 @@ class EthosUQuantizer(Quantizer):
     """Annotates the operators the TOSA lowering supports with the chosen scheme, then every
     other node that takes or makes a float tensor (``coverage.py``), so no program stays float."""
 
-    def __init__(self, scheme: str = "int8", observer: str = "mse"):
+    def __init__(self, scheme: str = "int8", observer: str = "mse", weights: str = "per_channel"):
         super().__init__()
-        self.scheme = get_scheme(scheme, observer=observer)
+        self.scheme = get_scheme(scheme, observer=observer, weights=weights)
 
     def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
         for node in model.graph.nodes:

@@ -19,6 +19,7 @@ def quantize(
     observer: str = "mse",
     equalization: bool = False,
     bias_correction: bool | str = False,
+    weights: str = "per_channel",
     where: str = "",
 ) -> None:
     """Quantize the float ExportedProgram ``exported`` and save the q/dq program to ``out``.
@@ -38,6 +39,7 @@ def quantize(
         bias_correction: correct each conv/linear bias for its weights' quantization
             (quant/bias_correction.py); ``"auto"``: only where that raises the SQNR over the
             calibration samples (the config's default).
+        weights: ``per_channel`` (default) or ``per_tensor`` weight scales.
         where: prefix of user errors, e.g. ``u85-linux/quantize``.
 
     Raises:
@@ -50,19 +52,19 @@ def quantize(
     from pipeline.quant.schemes import get_scheme
     from pipeline.stages.package import write_atomic
 
-    get_scheme(scheme, where, observer)  # reject a bad scheme before the slow part
+    get_scheme(scheme, where, observer, weights)  # reject a bad scheme before the slow part
     samples = torch.load(calibration, weights_only=True)
     program = load_program(exported)
     quantized, techniques = quantize_with_record(
-        program, samples, scheme, where, observer, equalization, bias_correction
+        program, samples, scheme, where, observer, equalization, bias_correction, weights
     )
     save_program(quantized, out)
     if record is None:
         return
-    summary = {"scheme": scheme, "observer": observer, **techniques}
+    summary = {"scheme": scheme, "observer": observer, "weights": weights, **techniques}
     if equalization or bias_correction is True:  # what they bought, on the calibration
         # samples (a second quantization; "auto" bias correction records its own comparison)
-        plain = quantize_program(program, samples, scheme, where, observer)
+        plain = quantize_program(program, samples, scheme, where, observer, weights=weights)
         summary["calibration_sqnr_db"] = {
             "with": sqnr_db(program, quantized, samples),
             "without": sqnr_db(program, plain, samples),

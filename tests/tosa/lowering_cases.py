@@ -109,16 +109,19 @@ def lower_case(
     dtype: str = INT8,
     where: str = "test/lower",
     spec: str | None = None,
+    weights: str = "per_channel",
 ) -> Case:
-    """Export, quantize (unless FP) and lower ``module`` (to ``spec``, default: the scheme's
-    narrowest spec). An INT graph also gets its NPU variants (``Case.variant``)."""
+    """Export, quantize (unless FP; ``weights`` per channel or per tensor) and lower ``module``
+    (to ``spec``, default: the scheme's narrowest spec). An INT graph also gets its NPU
+    variants (``Case.variant``)."""
     from pipeline.config.npu import NPU_VARIANTS
 
     case = export_case(module, shapes, folder)
     program = case.path("model.pt2")
     if dtype != FP:
         program = case.path("quantized.pt2")
-        quantize(case.path("model.pt2"), case.path("calibration.pt"), program, scheme=dtype)
+        quantize(case.path("model.pt2"), case.path("calibration.pt"), program, scheme=dtype,
+                 weights=weights)
     variants = {} if dtype == FP else {v: case.variant(v) for v in NPU_VARIANTS}
     lower(program, case.tosa, case.path("io.json"), spec=spec or SPECS[dtype],
           variants=variants, where=where)
@@ -141,9 +144,10 @@ def verify_case(case: Case, where: str = "test/verify", variants: bool = True) -
     )
 
 
-def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8) -> tuple[Case, dict]:
+def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8,
+             weights: str = "per_channel") -> tuple[Case, dict]:  # fmt: skip
     """The whole chain; returns the case and the verify report (which must pass)."""
-    case = lower_case(module, shapes, folder, dtype)
+    case = lower_case(module, shapes, folder, dtype, weights=weights)
     return case, verify_case(case)
 
 
