@@ -68,7 +68,7 @@ def encode_scale(scale: float, bits: int = 32) -> tuple[int, int]:
     if not math.isfinite(scale) or scale < 0:
         raise ValueError(f"rescale scale must be a finite number >= 0; got {scale}")
     if scale == 0:
-        return 0, MIN_SHIFT
+        return 0, MAX_SHIFT  # the reference model bounds the input by the shift: any fits
     mantissa, exponent = math.frexp(scale)
     one = 1 << (bits - 1)
     multiplier = math.floor(mantissa * one + 0.5)  # exact: mantissa * 2**31 fits a float64

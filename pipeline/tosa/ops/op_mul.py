@@ -1,8 +1,8 @@
 """aten.mul.Tensor -> MUL (int: both inputs widened to int32 without their zero points, MUL,
 one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/elementwise.py``).
 
-Division by a scalar is times its reciprocal. Times a positive scalar is only a RESCALE (the
-factor joins the scale); times a negative one negates the widened input with a SUB from 0
+Division by a scalar is times its reciprocal. Times a positive scalar (or 0) is only a RESCALE
+(the factor joins the scale); times a negative one negates the widened input with a SUB from 0
 first, since RESCALE scales are non-negative. Float (FP profile): one MUL, whose int8 shift
 operand TOSA keeps in every profile (``fp_emit.mul_shift``).
 """
@@ -27,15 +27,13 @@ from pipeline.tosa.registry import lowers
 
 def _times_scalar(node: fx.Node, ctx: LoweringContext, x: fx.Node, factor: float) -> None:
     x_q, out_q = ctx.qparams(x), ctx.qparams(node)
-    if factor > 0:
+    if factor >= 0:  # a zero factor: a RESCALE by 0 writes the zero point, torch's 0.0
         emit.rescale(
             ctx, node, ranked(ctx, node, x), [factor * x_q.tensor_scale / out_q.tensor_scale],
             in_zp=x_q.zero_point, out_zp=out_q.zero_point, out_dtype=out_q.dtype,
             out=ctx.define(node),
         )  # fmt: skip
         return
-    if factor == 0:
-        raise ctx.unsupported(node, "a zero factor", "a non-zero factor")
     widened = widen(ctx, node, x, 1.0, "in0")
     negated = ctx.temp(node, "negated", tosa_shape(node), "int32")
     ctx.emit("SUB", [scalar_const(ctx, node, 0, "int32"), widened], [negated], node)

@@ -4,7 +4,6 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.errors import UnsupportedOperatorError
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -71,9 +70,18 @@ def test_mul_fp32_is_one_mul(module, shapes, tmp_path):
     assert case.ops()[-1] == "MUL" and case.ops().count("MUL") == 1
 
 
-def test_mul_by_zero_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="a zero factor"):
-        run_case(Scale(0.0), [(1, 4)], tmp_path)
+class ZeroTimes(nn.Module):
+    """``x * 0`` beside a live branch (an ablated feature, ``addmm(..., alpha=0)``)."""
+
+    def forward(self, x):
+        return x * 0 + x, x * 0.0
+
+
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_mul_by_zero_is_the_zero_point(dtype, tmp_path):
+    case, report = run_case(ZeroTimes(), [(1, 4, 8)], tmp_path, dtype)
+    assert report["passed"]
+    assert report["outputs"][1].get("max_abs_diff_int", 0) == 0
 
 
 class IntegerProducts(nn.Module):
