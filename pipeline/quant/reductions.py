@@ -31,6 +31,7 @@ import operator
 
 import torch
 
+from pipeline.tosa.ops.op_avg_pool2d import adaptive_windows
 from pipeline.tosa.pooling import pair
 from pipeline.tosa.registry import call_arguments
 
@@ -163,10 +164,6 @@ def _dilated(node) -> bool:
 max_pool2d.applies = _dilated
 
 
-def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
-    return [((i * size) // out, math.ceil((i + 1) * size / out)) for i in range(out)]
-
-
 def adaptive_max_pool2d(x, output_size):
     """The maximum over each of torch's adaptive windows: one max pool when they tile the
     input evenly, else per window row and column the ``amax`` of its slice (REDUCE_MAX of
@@ -179,10 +176,10 @@ def adaptive_max_pool2d(x, output_size):
         values = torch.nn.functional.max_pool2d(x, kernel, kernel)
     else:
         bands = []
-        for top, bottom in _adaptive_windows(height, rows):
+        for top, bottom in adaptive_windows(height, rows):
             band = torch.amax(x[..., top:bottom, :], -2, keepdim=True)
             cells = [torch.amax(band[..., left:right], -1, keepdim=True)
-                     for left, right in _adaptive_windows(width, cols)]  # fmt: skip
+                     for left, right in adaptive_windows(width, cols)]  # fmt: skip
             bands.append(torch.cat(cells, -1))
         values = torch.cat(bands, -2)
     return values, torch.zeros(values.shape, dtype=torch.int64, device=x.device)

@@ -82,13 +82,7 @@ def emit_split(ctx, node, x: str, tables: tuple[str, str], t: int, k: int) -> st
     ctx.emit("CLAMP", [x], [low], node, min_val=-32768, max_val=t, nan_mode="PROPAGATE")
     zoomed = emit.rescale(ctx, node, low, [k], in_zp=0, out_zp=0, out_dtype="int16",
                           suffix="steep_zoomed")  # fmt: skip
-    parts = []
-    for source, table in ((high, tables[0]), (zoomed, tables[1])):
-        parts.append(ctx.temp(node, "steep_part", shape, "int32"))
-        ctx.emit("TABLE", [source, table], [parts[-1]], node)
-    total = ctx.temp(node, "steep_sum", shape, "int32")
-    ctx.emit("ADD", parts, [total], node)
-    return total
+    return _table_sum(ctx, node, (high, zoomed), tables)
 
 
 def split_high(
@@ -141,8 +135,14 @@ def emit_split_high(ctx, node, x: str, tables: tuple[str, str], t: int, k: int, 
     ctx.emit("ADD", [wide, offset], [moved], node)
     zoomed = emit.rescale(ctx, node, moved, [k], in_zp=0, out_zp=0, out_dtype="int16",
                           suffix="steep_zoomed")  # fmt: skip
+    return _table_sum(ctx, node, (low, zoomed), tables)
+
+
+def _table_sum(ctx, node, sources: tuple[str, str], tables: tuple[str, str]) -> str:
+    """The int32 sum of the coarse table at ``sources[0]`` and the fine one at ``sources[1]``."""
+    shape = ctx.graph.tensors[sources[0]].shape
     parts = []
-    for source, table in ((low, tables[0]), (zoomed, tables[1])):
+    for source, table in zip(sources, tables):
         parts.append(ctx.temp(node, "steep_part", shape, "int32"))
         ctx.emit("TABLE", [source, table], [parts[-1]], node)
     total = ctx.temp(node, "steep_sum", shape, "int32")
