@@ -56,6 +56,16 @@ def task_firmware():
     yield from _stage("firmware")
 
 
+def task_cpu_graph():
+    """Write the CPU kernel library's graph and memory plan (npu: null on a Cortex-M/A)."""
+    yield from _stage("cpu_graph")
+
+
+def task_cpu_verify():
+    """Run CPU artifacts under QEMU against the TOSA reference model, bit-exact."""
+    yield from _stage("cpu_verify")
+
+
 def task_build():
     """Build targets into build/<target>/: `doit build target=NAME` (all when omitted)."""
     yield from tasks.target_tasks(PROJECT.plan, PROJECT.build, PROJECT.target_configs(),

@@ -69,6 +69,13 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
         package(i["npz"], i["io"], out["artifact"], where=where)
     elif inv.stage in ("runtime", "firmware"):
         _build_runtime(inv, out, where)
+    elif inv.stage == "cpu_graph":
+        from pipeline.stages.cpu_graph import cpu_graph
+        cpu_graph(i["tosa"], i["io"], out["artifact"], out["plan"], where=where)
+    elif inv.stage == "cpu_verify":
+        from pipeline.stages.cpu_verify import cpu_verify
+        cpu_verify(i, out["report"], qemu=o["qemu"], qemu_cpu=o["qemu_cpu"], cpu=o["cpu"],
+                   substitute=o["substitute"], where=where)
     else:
         raise AssertionError(f"no stage function for {inv.stage}")
     return []
@@ -87,6 +94,7 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
     products = build_runtime(REPO_DIR, Path(params["cmake_dir"]), toolchain=o["toolchain"],
                              cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
                              build_type=o["build_type"], model_c=model_c, where=where,
+                             runner=o.get("runner", "npu"), board=o.get("board"),
                              ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}
     for dest in out.values():
@@ -101,6 +109,9 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage in ("runtime", "firmware"):
         from pipeline.stages.runtime_build import toolchain_fingerprint
         return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
+    if inv.stage == "cpu_verify":
+        from pipeline.stages.cpu_verify import qemu_fingerprint
+        return {**tool_versions(), "qemu": qemu_fingerprint(inv.options["qemu"])}
     return tool_versions()
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.cache.key import options_digest
+from pipeline.config.boards import BOARDS, Board
 from pipeline.config.npu import NPU_VARIANTS
 from pipeline.graph.imports import local_imports
 
@@ -36,6 +37,11 @@ STAGE_CODE = {
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py"],
+    # CPU-only targets (npu: null on a Cortex-M/A): the kernel library's graph, and its run
+    # under QEMU against the TOSA reference model.
+    "cpu_graph": ["stages/cpu_graph.py", "cpu/*.py"],
+    "cpu_verify": ["stages/cpu_verify.py", "stages/verify.py", "tosa/reference_model.py",
+                   "config/boards.py"],
 }
 # What a runtime build leaves for the target, per CMake platform. The bare-metal runner
 # embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
@@ -44,6 +50,12 @@ RUNTIME_PRODUCTS = {
     "cortex_m": ("libethosu_rt_common.a", "libethosu_rt_cortex_m.a"),
 }
 CMAKE_PLATFORM = {"linux": "cortex_a", "baremetal": "cortex_m"}
+# A CPU-only target's runtime: the kernel library instead of the NPU backend, and the CPU
+# runner (Linux; bare metal links it per model as firmware).
+CPU_RUNTIME_PRODUCTS = {
+    "cortex_a": ("tosa_cpu_runner", "libethosu_rt_common.a", "libtosa_cpu.a"),
+    "cortex_m": ("libethosu_rt_common.a", "libtosa_cpu.a"),
+}
 
 
 def runtime_sources() -> list[Path]:
@@ -87,6 +99,8 @@ class ModelBuild:
     package: Invocation | None
     firmware: Invocation | None = None
     quantize: Invocation | None = None  # None for a float (quantization: none) target
+    cpu_graph: Invocation | None = None  # CPU-only targets (npu: null on a Cortex-M/A)
+    cpu_verify: Invocation | None = None
 
 
 @dataclass
@@ -198,7 +212,11 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
                 **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
         outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
     if target.npu is None:
-        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize)
+        cpu_graph = None
+        if target.platform in CMAKE_PLATFORM and target.tosa.profile == "INT":
+            cpu_graph = _cpu_graph(plan, build, lower)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
+                          cpu_graph=cpu_graph)
     npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
     # The name tells apart two ini files with equal options; the key sees only their content.
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
@@ -217,20 +235,35 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
 
 
+def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
+    """The kernel library's graph of the lowered INT graph: shared by every CPU-only target
+    with the same model, scheme and spec (the graph does not depend on the CPU)."""
+    out = _stage_dir(build, "cpu_graph", lower.name)
+    return plan.add(Invocation(
+        "cpu_graph", lower.name, inputs={"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]},
+        outputs={"artifact": out / "model.cpu.bin", "plan": out / "cpu_plan.json"}))
+
+
 def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
     """The runtime build a target needs: shared by every target with the same toolchain,
-    CPU, ISA and build type; None for targets without an NPU to drive."""
+    CPU, ISA and build type; None for host targets. A CPU-only target (npu: null) builds
+    the kernel library and the CPU runner instead of the NPU backend."""
     platform = CMAKE_PLATFORM.get(target.platform)
-    if target.npu is None or platform is None:
+    if platform is None or (target.npu is None and target.tosa.profile != "INT"):
         return None
     options = {"toolchain": target.toolchain, "cpu": target.cpu, "isa": target.isa,
                "platform": platform, "build_type": target.build_type}
     name = f"{target.toolchain}/{target.cpu}{'-' + target.isa if target.isa else ''}/{target.build_type}"
+    products = RUNTIME_PRODUCTS[platform]
+    if target.npu is None:
+        options["runner"] = "cpu"
+        name += "/cpu"
+        products = CPU_RUNTIME_PRODUCTS[platform]
     out = _stage_dir(build, "runtime", name)
     return plan.add(Invocation(
         "runtime", name,
         inputs={str(p.relative_to(REPO_DIR)): p for p in runtime_sources()},
-        outputs={n: out / "products" / n for n in RUNTIME_PRODUCTS[platform]},
+        outputs={n: out / "products" / n for n in products},
         options=options, params={"cmake_dir": str(out / "cmake")}))
 
 
@@ -249,6 +282,51 @@ def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
         params={"cmake_dir": str(out / "cmake"), "ethosu_sdk": str(sdk)}))
 
 
+def _cpu_firmware(plan: Plan, build: Path, runtime: Invocation, cpu_graph: Invocation,
+                  board: Board) -> Invocation:
+    """Bare-metal CPU firmware: the CPU runner with one CPU graph compiled in, linked for
+    the MPS2/MPS3 board of the target's CPU (``config/boards.py``); no Ethos-U SDK."""
+    name = f"{cpu_graph.name}/{runtime.name}"
+    out = _stage_dir(build, "firmware", name)
+    return plan.add(Invocation(
+        "firmware", name, inputs={"artifact": cpu_graph.outputs["artifact"], **runtime.inputs},
+        outputs={"elf": out / "tosa_cpu_runner.elf"},
+        options={**runtime.options, "board": board.board},
+        params={"cmake_dir": str(out / "cmake")}))
+
+
+def _cpu_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
+                target) -> Invocation:
+    """Run the CPU artifact under QEMU on the test inputs against the TOSA reference model."""
+    board = BOARDS[target.cpu]
+    name = f"{b.cpu_graph.name}/{runtime.name}"
+    if b.firmware is not None:
+        program = {"firmware": b.firmware.outputs["elf"]}
+    else:
+        program = {"runner": runtime.outputs["tosa_cpu_runner"],
+                   "artifact": b.cpu_graph.outputs["artifact"]}
+    return plan.add(Invocation(
+        "cpu_verify", name,
+        inputs={**program, "tosa": b.lower.outputs["tosa"], "io": b.lower.outputs["io"],
+                "plan": b.cpu_graph.outputs["plan"],
+                "test_inputs": b.verify.inputs["test_inputs"]},
+        outputs={"report": _stage_dir(build, "cpu_verify", name) / "cpu_verify.json"},
+        options={"qemu": board.qemu, "qemu_cpu": board.qemu_cpu, "cpu": target.cpu,
+                 "substitute": board.substitute}))
+
+
+def _cpu_builds(plan: Plan, build: Path, target, runtime: Invocation,
+                builds: list[ModelBuild]) -> list[ModelBuild]:
+    """A CPU-only target's firmware (bare metal) and QEMU check, per model."""
+    done = []
+    for b in builds:
+        if runtime.options["platform"] == "cortex_m":
+            b = replace(b, firmware=_cpu_firmware(plan, build, runtime, b.cpu_graph,
+                                                  BOARDS[target.cpu]))
+        done.append(replace(b, cpu_verify=_cpu_verify(plan, build, b, runtime, target)))
+    return done
+
+
 def make_plan(config, build: Path) -> Plan:
     """Plan every target of a validated ``ProjectConfig`` under the build folder."""
     plan = Plan()
@@ -256,7 +334,10 @@ def make_plan(config, build: Path) -> Plan:
         plan._current = target_name
         builds = [_model_build(plan, build, target, m, config.models[m]) for m in target.models]
         runtime = plan.runtimes[target_name] = _runtime(plan, build, target)
-        if runtime is not None and runtime.options["platform"] == "cortex_m" and target.ethosu_sdk:
+        if runtime is not None and target.npu is None:
+            builds = _cpu_builds(plan, build, target, runtime, builds)
+        elif (runtime is not None and runtime.options["platform"] == "cortex_m"
+              and target.ethosu_sdk):
             builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,
                                                     target.ethosu_sdk)) for b in builds]
         plan.targets[target_name] = builds

@@ -39,14 +39,33 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
     if build.firmware is not None:
-        copy_view(build.firmware.outputs["elf"], folder / "ethosu_runner.elf")
-        entry["firmware"] = str(folder / "ethosu_runner.elf")
+        elf = build.firmware.outputs["elf"]
+        copy_view(elf, folder / elf.name)
+        entry["firmware"] = str(folder / elf.name)
+    if build.cpu_graph is not None:
+        entry["cpu"] = _cpu_entry(build, folder)
+    return entry
+
+
+def _cpu_entry(build: ModelBuild, folder: Path) -> dict:
+    """A CPU-only target's model: its artifact, where each operator runs, the arena, and the
+    QEMU check (which machine and CPU, and why it is not the target's own where it is not)."""
+    copy_view(build.cpu_graph.outputs["artifact"], folder / "model.cpu.bin")
+    copy_view(build.cpu_graph.outputs["plan"], folder / "cpu_plan.json")
+    plan = json.loads(build.cpu_graph.outputs["plan"].read_text())
+    entry = {"artifact": str(folder / "model.cpu.bin"),
+             "artifact_bytes": (folder / "model.cpu.bin").stat().st_size,
+             "arena_bytes": plan["arena_bytes"], "tensor_bytes": plan["tensor_bytes"],
+             "operators": plan["operators"]}
+    if build.cpu_verify is not None:
+        copy_view(build.cpu_verify.outputs["report"], folder / "cpu_verify.json")
+        entry["verify"] = json.loads(build.cpu_verify.outputs["report"].read_text())
     return entry
 
 
 def runtime_view(name: str) -> str:
     """Where a runtime product goes in the target folder: the runner on top, libraries in lib/."""
-    return name if name == "ethosu_runner" else f"lib/{name}"
+    return name if name in ("ethosu_runner", "tosa_cpu_runner") else f"lib/{name}"
 
 
 def _runtime_entry(runtime: Invocation, folder: Path, builds: list[ModelBuild]) -> dict:
@@ -94,6 +113,17 @@ def summary_line(target: str, model: str, entry: dict) -> str:
     layers = f", {len(verify['layers'])} layers" if verify.get("layers") else ""
     text = (f"{target}/{model}: verified ({'pass' if verify.get('passed') else 'FAIL'}{layers}, "
             f"SQNR {sqnr:.1f} dB)")
+    cpu = entry.get("cpu")
+    if cpu:
+        counts = {}
+        for op in cpu["operators"]:
+            counts[op["op"]] = counts.get(op["op"], 0) + 1
+        ops = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
+        text += f"; CPU: {len(cpu['operators'])} ops ({ops}), arena {cpu['arena_bytes']} B"
+        check = cpu.get("verify")
+        if check:
+            text += (f"; QEMU {check['qemu']} ({check['qemu_cpu']}): "
+                     f"{'bit-exact' if check['passed'] else 'FAIL'}")
     vela = entry.get("vela")
     if vela:
         text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "

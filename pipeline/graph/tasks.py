@@ -22,8 +22,11 @@ STAGE_DOCS = {
     "package": "package Vela's output and the IO metadata into the model artifact",
     "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     "firmware": "link bare-metal firmware with one model artifact compiled in",
+    "cpu_graph": "write the CPU kernel library's graph and memory plan of a TOSA INT graph",
+    "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
 }
-PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package")
+PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "cpu_graph",
+                 "cpu_verify")
 
 
 def stage_task(inv: Invocation, store: Path, where: str) -> dict:
@@ -76,7 +79,13 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                 targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
             if b.firmware is not None:
                 deps.append(b.firmware.outputs["elf"])
-                targets.append(folder / b.model / "ethosu_runner.elf")
+                targets.append(folder / b.model / b.firmware.outputs["elf"].name)
+            if b.cpu_graph is not None:
+                deps += [b.cpu_graph.outputs["artifact"], b.cpu_graph.outputs["plan"]]
+                targets += [folder / b.model / n for n in ("model.cpu.bin", "cpu_plan.json")]
+            if b.cpu_verify is not None:
+                deps.append(b.cpu_verify.outputs["report"])
+                targets.append(folder / b.model / "cpu_verify.json")
         yield {
             "name": target,
             "doc": f"build target {target}",

@@ -139,6 +139,8 @@ def build_runtime(
     ethosu_sdk: Path | None = None,
     model_c: Path | None = None,
     where: str = "runtime_build",
+    runner: str = "npu",
+    board: str | None = None,
 ) -> list[Path]:
     """Configure (if needed) and build the runtime; return the produced files.
 
@@ -153,6 +155,10 @@ def build_runtime(
         ethosu_sdk: the Ethos-U SDK for the bare-metal firmware (None: libraries only).
         model_c: the model as a C array (``c_array.write_c_array``) for the bare-metal runner.
         where: ``target/stage`` for error messages.
+        runner: ``npu`` (the Ethos-U backend and runner) or ``cpu`` (the TOSA kernel library
+            and the CPU runner, ``ETHOSU_RT_RUNNER=cpu``).
+        board: bare metal: the board the firmware is linked for (``ETHOSU_RT_BOARD``,
+            ``config/boards.py``); None for the default MPS3 AN547.
     Returns:
         Absolute paths of the built libraries and runner, as CMake lists them.
     Raises:
@@ -187,6 +193,8 @@ def build_runtime(
         f"-DETHOSU_RT_ISA={isa or ''}",
         f"-DETHOSU_SDK={Path(ethosu_sdk).resolve() if ethosu_sdk else ''}",
         f"-DETHOSU_RT_MODEL_C={Path(model_c).resolve() if model_c else ''}",
+        f"-DETHOSU_RT_RUNNER={runner}",
+        f"-DETHOSU_RT_BOARD={board or 'mps3_an547'}",
     ]
     env = build_environment(toolchain)
     _run(configure, where, "CMake configure of the runtime failed", env)

@@ -295,6 +295,10 @@ Error decode_io(const Model& model, bool output, size_t index, TensorInfo* info)
 
 }  // namespace
 
+Error decode_io_meta(const uint8_t* record, bool output, size_t index, TensorInfo* info) {
+  return decode_meta(record, output, index, info);
+}
+
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kInt8:

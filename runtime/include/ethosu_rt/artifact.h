@@ -104,6 +104,11 @@ Error get_output(const Model& model, size_t index, TensorInfo* info);
 // placed there, and for region 1 at least scratch_size. 0 when the region is unused.
 size_t region_bytes(const Model& model, uint32_t region);
 
+// Decodes one 80-byte io_meta record (input or output `index`) into the application-side
+// fields of `info` (name .. tensor_bytes), with every check get_input/get_output make; the
+// Vela fields are left as they are. CPU artifacts (cpu_artifact.h) carry the same records.
+Error decode_io_meta(const uint8_t* record, bool output, size_t index, TensorInfo* info);
+
 // Little-endian loads that work at any alignment. Inline: on a little-endian core that
 // allows unaligned access each is one load instruction.
 inline uint32_t load_u32(const uint8_t* p) {

@@ -1,0 +1,201 @@
+"""CPU verify stage: run a CPU-only target's artifact under QEMU on the model's test inputs
+and compare every output with the TOSA reference model, bit for bit.
+
+Bare metal: the firmware (``tosa_cpu_runner.elf``, the artifact compiled in) boots on the
+``qemu-system-arm`` machine of the target's CPU (``config/boards.py``) and reads its inputs
+and writes its outputs through semihosting. Linux: ``qemu-aarch64 -cpu <cpu>`` runs the
+static ``tosa_cpu_runner`` on the artifact. Each test sample is quantized as the verify
+stage does it (the same integers the reference model gets) and handed over in torch's
+layout; the runner transposes, runs every kernel and transposes back.
+
+An output that differs fails the build. The runner is then run again operator by operator
+(``--dump-ops``) and each operator's outputs are compared with the reference model's values
+of the same TOSA tensors, so the error names the first operator that differs.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.errors import StageError, UserError
+
+QEMU_TIMEOUT_S = 900  # one sample's run; a firmware that faults exits at once (status 99)
+NUMPY = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32,
+         "bool": np.bool_, "float32": np.float32}
+ITEM_TYPES = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+class CpuMismatch(UserError):
+    """The CPU artifact's results differ from the TOSA reference model's."""
+
+
+def _qemu_binary(qemu: str) -> str:
+    return "qemu-aarch64" if qemu == "qemu-aarch64" else "qemu-system-arm"
+
+
+@functools.lru_cache(maxsize=None)
+def qemu_fingerprint(qemu: str) -> str:
+    """Digest of ``<qemu binary> --version`` (part of the stage key)."""
+    binary = _qemu_binary(qemu)
+    if shutil.which(binary) is None:
+        raise StageError("cpu_verify", f"{binary} must be installed (bootstrap.sh installs "
+                         "qemu-system-arm and qemu-user); it was not found on PATH")
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    return hashlib.sha256(out.stdout.encode()).hexdigest()
+
+
+def _semihosting_arg(value: str) -> str:
+    return "arg=" + value.replace(",", ",,")  # QEMU option values escape commas by doubling
+
+
+def _runner_argv(inputs: dict, qemu: str, qemu_cpu: str, args: list[str]) -> list[str]:
+    if qemu == "qemu-aarch64":
+        return ["qemu-aarch64", "-cpu", qemu_cpu, str(inputs["runner"]), "--model",
+                str(inputs["artifact"]), *args]
+    semihosting = ",".join(["enable=on", "target=native", "arg=tosa_cpu_runner",
+                            *map(_semihosting_arg, args)])
+    return ["qemu-system-arm", "-M", qemu, "-nographic", "-monitor", "none",
+            "-semihosting-config", semihosting, "-kernel", str(inputs["firmware"])]
+
+
+def _run(argv: list[str], cwd: Path, where: str) -> str:
+    try:
+        result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
+                                timeout=QEMU_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise StageError(where, f"the CPU artifact must finish under QEMU within "
+                         f"{QEMU_TIMEOUT_S} s; it did not", argv) from None
+    except FileNotFoundError:
+        raise StageError(where, f"{argv[0]} must be installed (bootstrap.sh); not found",
+                         argv) from None
+    if result.returncode != 0:
+        raise StageError(where, f"the CPU artifact must run under QEMU; it exited "
+                         f"{result.returncode}", argv, result.stdout + result.stderr)
+    return result.stdout
+
+
+def _torch_order(array: np.ndarray, entry: dict) -> np.ndarray:
+    return np.transpose(array, np.argsort(entry["dim_order"])) if "dim_order" in entry else array
+
+
+def _differ(got: np.ndarray, want: np.ndarray) -> tuple[int, int]:
+    """(values that differ, largest difference) of two integer arrays of one shape."""
+    diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+    return int(np.count_nonzero(diff)), int(diff.max(initial=0))
+
+
+def _first_differing_op(inputs: dict, feed: dict, args: list[str], plan: dict, io: dict,
+                        work: Path, opts: dict, where: str) -> dict | None:
+    """Run the artifact one operator at a time and find the first whose outputs differ."""
+    from pipeline.tosa.flatbuffer import with_outputs
+    from pipeline.tosa.reference_model import run_reference_model
+
+    graph_inputs = {e.get("tosa_name", e["name"]) for e in io["inputs"]}
+    names = list(dict.fromkeys(t for op in plan["operators"] for t in op["outputs"]
+                               if t not in graph_inputs))
+    debug = work / "all_outputs.tosa"
+    debug.write_bytes(with_outputs(Path(inputs["tosa"]), names))
+    reference = run_reference_model(debug, feed, names, where=where)
+    _run(_runner_argv(inputs, opts["qemu"], opts["qemu_cpu"], [*args, "--dump-ops", "op"]),
+         work, where)
+    for op in plan["operators"]:
+        for j, tensor in enumerate(op["outputs"]):
+            want = np.asarray(reference[tensor])
+            raw = (work / f"op-{op['index']}-{j}.bin").read_bytes()
+            item = len(raw) // max(want.size, 1)
+            got = np.frombuffer(raw, ITEM_TYPES.get(item, np.uint8)).reshape(want.shape)
+            count, largest = _differ(got, want)
+            if count:
+                return {"index": op["index"], "op": op["op"], "tensor": tensor,
+                        "values_differing": count, "values": int(want.size),
+                        "max_abs_diff": largest}
+    return None
+
+
+def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str,
+               substitute: str | None, where: str = "") -> Path:
+    """Run the CPU artifact under QEMU on every test sample against the reference model.
+
+    Args:
+        inputs: ``firmware`` (bare metal) or ``runner`` + ``artifact`` (Linux); ``tosa``,
+            ``io``, ``plan`` (``cpu_plan.json``) and ``test_inputs``.
+        report: where ``cpu_verify.json`` goes.
+        qemu: the ``qemu-system-arm`` machine, or ``qemu-aarch64``.
+        qemu_cpu: the CPU QEMU emulates (``-cpu`` for ``qemu-aarch64``).
+        cpu: the target's CPU.
+        substitute: why QEMU runs another CPU than the target's, else None.
+        where: ``target/stage`` for error messages.
+    Returns:
+        ``report``.
+    Raises:
+        CpuMismatch: an output differs; names the first differing operator.
+        StageError: QEMU or the reference model failed.
+    """
+    import torch
+
+    from pipeline.stages.package import write_atomic
+    from pipeline.stages.verify import _feeds
+    from pipeline.tosa.reference_model import run_reference_model
+
+    io = json.loads(Path(inputs["io"]).read_text())
+    plan = json.loads(Path(inputs["plan"]).read_text())
+    samples = torch.load(inputs["test_inputs"], weights_only=True)
+    feeds = _feeds(io, samples)
+    out_names = [e["name"] for e in io["outputs"]]
+    opts = {"qemu": qemu, "qemu_cpu": qemu_cpu}
+    outputs = [{"name": n, "values": 0, "values_differing": 0, "max_abs_diff": 0}
+               for n in out_names]
+    first = None
+    with tempfile.TemporaryDirectory(prefix="cpu-verify-") as tmp:
+        work = Path(tmp)
+        for s, feed in enumerate(feeds):
+            files = []
+            for k, entry in enumerate(io["inputs"]):
+                array = _torch_order(feed[entry.get("tosa_name", entry["name"])], entry)
+                files.append(f"in-{s}-{k}.bin")
+                (work / files[-1]).write_bytes(
+                    np.ascontiguousarray(array, NUMPY[entry["dtype"]]).tobytes())
+            args = ["--input", ",".join(files), "--output", f"out-{s}"]
+            _run(_runner_argv(inputs, qemu, qemu_cpu, args), work, where)
+            want = run_reference_model(Path(inputs["tosa"]), feed, out_names, where=where)
+            for i, entry in enumerate(io["outputs"]):
+                expected = _torch_order(np.asarray(want[entry["name"]]), entry)
+                raw = (work / f"out-{s}-{i}.bin").read_bytes()
+                got = np.frombuffer(raw, NUMPY[entry["dtype"]]).reshape(expected.shape)
+                count, largest = _differ(got, expected)
+                outputs[i]["values"] += int(expected.size)
+                outputs[i]["values_differing"] += count
+                outputs[i]["max_abs_diff"] = max(outputs[i]["max_abs_diff"], largest)
+            bad = next((o for o in outputs if o["values_differing"]), None)
+            if bad is not None:
+                first = _first_differing_op(inputs, feed, args, plan, io, work, opts, where)
+                _fail(where, bad, s, first, qemu, qemu_cpu)
+    record = {"passed": True, "check": "bit-exact against the TOSA reference model",
+              "cpu": cpu, "qemu": qemu, "qemu_cpu": qemu_cpu, "substitute": substitute,
+              "samples": len(feeds), "outputs": outputs,
+              "operators": len(plan["operators"]), "arena_bytes": plan["arena_bytes"]}
+    write_atomic(Path(report), json.dumps(record, indent=2).encode())
+    return Path(report)
+
+
+def _fail(where: str, output: dict, sample: int, first: dict | None, qemu: str,
+          qemu_cpu: str) -> None:
+    text = (f"{where}: every output of the CPU artifact must equal the TOSA reference model's "
+            f"bit for bit; output '{output['name']}' differs in {output['values_differing']} "
+            f"values (max |diff| {output['max_abs_diff']}) on test sample {sample} under "
+            f"QEMU {qemu} ({qemu_cpu})")
+    if first is not None:
+        text += (f"; the first operator that differs is #{first['index']} {first['op']} "
+                 f"(writes '{first['tensor']}': {first['values_differing']} of "
+                 f"{first['values']} values, max |diff| {first['max_abs_diff']})")
+    else:
+        text += "; run operator by operator, every operator matched (an IO layout fault)"
+    raise CpuMismatch(text)
