@@ -141,6 +141,7 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
     """
     import torch
 
+    import pipeline.quant.program  # noqa: F401  (registers the q/dq ops _feeds quantizes with)
     from pipeline.stages.package import write_atomic
     from pipeline.stages.verify import _feeds
     from pipeline.tosa.reference_model import run_reference_model
