@@ -1,0 +1,419 @@
+// CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, AVG_POOL2D, MAX_POOL2D (NHWC), as the
+// TOSA 1.0 pseudo-code: int8 x int8 -> int32 and int16 x int8 -> int48, zero points
+// subtracted before the product, padding contributes nothing, bias added last.
+#include "kernels.h"
+#include "tosa_cpu/ops.h"
+
+namespace tosa_cpu {
+namespace {
+
+struct Conv {
+  int32_t n, ih, iw, ic, oh, ow, oc, kh, kw, m;
+  int32_t pad_top, pad_bottom, pad_left, pad_right, stride_y, stride_x, dil_y, dil_x;
+  int32_t izp, wzp;
+};
+
+// Output extent of a convolution/pool window along one axis; -1 when not a whole number.
+int32_t out_extent(int32_t in, int32_t pad_a, int32_t pad_b, int32_t k, int32_t dil,
+                   int32_t stride) {
+  const int64_t span = static_cast<int64_t>(in) - 1 + pad_a + pad_b - static_cast<int64_t>(k - 1) * dil;
+  if (stride <= 0 || span < 0 || span % stride != 0) return -1;
+  return static_cast<int32_t>(span / stride + 1);
+}
+
+Error check_types(const OpArgs& op, const Tensor& in, const Tensor& w, const Tensor& bias,
+                  const Tensor& out) {
+  const char* where = op_name(op.op);
+  const bool int8 = in.dtype == DType::kInt8 && out.dtype == DType::kInt32 &&
+                    bias.dtype == DType::kInt32;
+  const bool int16 = in.dtype == DType::kInt16 && out.dtype == DType::kInt48 &&
+                     bias.dtype == DType::kInt48;
+  ETHOSU_RT_CHECK_ONE_OF(int8 || int16, static_cast<uint32_t>(in.dtype), Error::kUnsupported,
+                         where, "input/bias/output types",
+                         "int8/int32/int32 or int16/int48/int48");
+  ETHOSU_RT_CHECK(static_cast<uint32_t>(w.dtype), ==, static_cast<uint32_t>(DType::kInt8),
+                  Error::kUnsupported, where, "weight type");
+  ETHOSU_RT_CHECK(in.rank, ==, 4u, Error::kBadValue, where, "input rank");
+  ETHOSU_RT_CHECK(w.rank, ==, 4u, Error::kBadValue, where, "weight rank");
+  ETHOSU_RT_CHECK(out.rank, ==, 4u, Error::kBadValue, where, "output rank");
+  ETHOSU_RT_CHECK(bias.rank, ==, 1u, Error::kBadValue, where, "bias rank");
+  return Error::kOk;
+}
+
+Error check_window(const OpArgs& op, const Conv& c) {
+  const char* where = op_name(op.op);
+  ETHOSU_RT_CHECK(c.stride_y, >=, 1, Error::kBadValue, where, "stride_y");
+  ETHOSU_RT_CHECK(c.stride_x, >=, 1, Error::kBadValue, where, "stride_x");
+  ETHOSU_RT_CHECK(c.dil_y, >=, 1, Error::kBadValue, where, "dilation_y");
+  ETHOSU_RT_CHECK(c.dil_x, >=, 1, Error::kBadValue, where, "dilation_x");
+  ETHOSU_RT_CHECK(c.pad_top, >=, 0, Error::kBadValue, where, "pad_top");
+  ETHOSU_RT_CHECK(c.pad_bottom, >=, 0, Error::kBadValue, where, "pad_bottom");
+  ETHOSU_RT_CHECK(c.pad_left, >=, 0, Error::kBadValue, where, "pad_left");
+  ETHOSU_RT_CHECK(c.pad_right, >=, 0, Error::kBadValue, where, "pad_right");
+  ETHOSU_RT_CHECK(c.oh, ==, out_extent(c.ih, c.pad_top, c.pad_bottom, c.kh, c.dil_y, c.stride_y),
+                  Error::kBadValue, where, "output height");
+  ETHOSU_RT_CHECK(c.ow, ==, out_extent(c.iw, c.pad_left, c.pad_right, c.kw, c.dil_x, c.stride_x),
+                  Error::kBadValue, where, "output width");
+  return Error::kOk;
+}
+
+void read_window(const int32_t* a, Conv* c) {
+  c->pad_top = a[0];
+  c->pad_bottom = a[1];
+  c->pad_left = a[2];
+  c->pad_right = a[3];
+  c->stride_y = a[4];
+  c->stride_x = a[5];
+}
+
+template <typename In>
+void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+                const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        for (int32_t oc = 0; oc < c.oc; ++oc, ++o) {
+          int64_t acc = 0;
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t y = iy + ky * c.dil_y;
+            if (y < 0 || y >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t x = ix + kx * c.dil_x;
+              if (x < 0 || x >= c.iw) continue;
+              const In* ip = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic;
+              const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
+              int64_t sum = 0;
+              for (int32_t i = 0; i < c.ic; ++i) {
+                sum += static_cast<int64_t>(ip[i] - c.izp) * (wp[i] - c.wzp);
+              }
+              acc += sum;
+            }
+          }
+          store(out, o, acc + load(bias, bias_bc ? 0 : static_cast<size_t>(oc)));
+        }
+      }
+    }
+  }
+}
+
+template <typename In>
+void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+                   const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        for (int32_t ch = 0; ch < c.ic; ++ch) {
+          for (int32_t m = 0; m < c.m; ++m, ++o) {
+            int64_t acc = 0;
+            for (int32_t ky = 0; ky < c.kh; ++ky) {
+              const int32_t y = iy + ky * c.dil_y;
+              if (y < 0 || y >= c.ih) continue;
+              for (int32_t kx = 0; kx < c.kw; ++kx) {
+                const int32_t x = ix + kx * c.dil_x;
+                if (x < 0 || x >= c.iw) continue;
+                const int64_t v =
+                    in[((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic + ch] - c.izp;
+                const int64_t wv =
+                    w[((static_cast<size_t>(ky) * c.kw + kx) * c.ic + ch) * c.m + m] - c.wzp;
+                acc += v * wv;
+              }
+            }
+            const size_t oc = static_cast<size_t>(ch) * c.m + m;
+            store(out, o, acc + load(bias, bias_bc ? 0 : oc));
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename In>
+void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+                        const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  for (size_t o = 0; o < out.elements; ++o) {
+    store(out, o, load(bias, bias_bc ? 0 : o % static_cast<size_t>(c.oc)));
+  }
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t iy = 0; iy < c.ih; ++iy) {
+      for (int32_t ix = 0; ix < c.iw; ++ix) {
+        const In* ip = in + ((static_cast<size_t>(n) * c.ih + iy) * c.iw + ix) * c.ic;
+        for (int32_t ky = 0; ky < c.kh; ++ky) {
+          const int32_t oy = iy * c.stride_y + c.pad_top + ky;
+          if (oy < 0 || oy >= c.oh) continue;
+          for (int32_t kx = 0; kx < c.kw; ++kx) {
+            const int32_t ox = ix * c.stride_x + c.pad_left + kx;
+            if (ox < 0 || ox >= c.ow) continue;
+            const size_t ob = ((static_cast<size_t>(n) * c.oh + oy) * c.ow + ox) * c.oc;
+            for (int32_t oc = 0; oc < c.oc; ++oc) {
+              const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
+              int64_t sum = 0;
+              for (int32_t i = 0; i < c.ic; ++i) {
+                sum += static_cast<int64_t>(ip[i] - c.izp) * (wp[i] - c.wzp);
+              }
+              store(out, ob + oc, load(out, ob + oc) + sum);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+Error check_bias(const OpArgs& op, const Tensor& bias, int32_t channels) {
+  ETHOSU_RT_CHECK_TRUE(bias.shape[0] == 1 || bias.shape[0] == channels, Error::kBadValue,
+                       op_name(op.op), "bias length must be 1 or the output channels");
+  return Error::kOk;
+}
+
+Error check_zp(const OpArgs& op, DType dtype, int32_t zp) {
+  // TOSA: a non-zero zero point only for int8 operands.
+  if (dtype != DType::kInt8) {
+    ETHOSU_RT_CHECK(zp, ==, 0, Error::kBadValue, op_name(op.op), "zero point of an int16 operand");
+  }
+  ETHOSU_RT_CHECK(zp, >=, -128, Error::kBadValue, op_name(op.op), "zero point");
+  ETHOSU_RT_CHECK(zp, <=, 127, Error::kBadValue, op_name(op.op), "zero point");
+  return Error::kOk;
+}
+
+}  // namespace
+
+Error conv2d(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 3, 1, 10));
+  const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
+  ETHOSU_RT_TRY(check_types(op, in, w, bias, out));
+  Conv c{};
+  c.n = in.shape[0]; c.ih = in.shape[1]; c.iw = in.shape[2]; c.ic = in.shape[3];
+  c.oc = w.shape[0]; c.kh = w.shape[1]; c.kw = w.shape[2];
+  c.oh = out.shape[1]; c.ow = out.shape[2];
+  read_window(op.attrs, &c);
+  c.dil_y = op.attrs[6]; c.dil_x = op.attrs[7]; c.izp = op.attrs[8]; c.wzp = op.attrs[9];
+  ETHOSU_RT_CHECK(w.shape[3], ==, c.ic, Error::kBadValue, "CONV2D", "weight input channels");
+  ETHOSU_RT_CHECK(out.shape[0], ==, c.n, Error::kBadValue, "CONV2D", "output batch");
+  ETHOSU_RT_CHECK(out.shape[3], ==, c.oc, Error::kBadValue, "CONV2D", "output channels");
+  ETHOSU_RT_TRY(check_bias(op, bias, c.oc));
+  ETHOSU_RT_TRY(check_window(op, c));
+  ETHOSU_RT_TRY(check_zp(op, in.dtype, c.izp));
+  ETHOSU_RT_TRY(check_zp(op, w.dtype, c.wzp));
+  if (!run) return Error::kOk;
+  const int8_t* wp = static_cast<const int8_t*>(w.data);
+  if (in.dtype == DType::kInt8) {
+    conv2d_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+  } else {
+    conv2d_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
+  }
+  return Error::kOk;
+}
+
+Error depthwise_conv2d(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 3, 1, 10));
+  const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
+  ETHOSU_RT_TRY(check_types(op, in, w, bias, out));
+  Conv c{};
+  c.n = in.shape[0]; c.ih = in.shape[1]; c.iw = in.shape[2]; c.ic = in.shape[3];
+  c.kh = w.shape[0]; c.kw = w.shape[1]; c.m = w.shape[3];
+  c.oh = out.shape[1]; c.ow = out.shape[2]; c.oc = c.ic * c.m;
+  read_window(op.attrs, &c);
+  c.dil_y = op.attrs[6]; c.dil_x = op.attrs[7]; c.izp = op.attrs[8]; c.wzp = op.attrs[9];
+  ETHOSU_RT_CHECK(w.shape[2], ==, c.ic, Error::kBadValue, "DEPTHWISE_CONV2D", "weight channels");
+  ETHOSU_RT_CHECK(out.shape[0], ==, c.n, Error::kBadValue, "DEPTHWISE_CONV2D", "output batch");
+  ETHOSU_RT_CHECK(out.shape[3], ==, c.oc, Error::kBadValue, "DEPTHWISE_CONV2D",
+                  "output channels (C x M)");
+  ETHOSU_RT_TRY(check_bias(op, bias, c.oc));
+  ETHOSU_RT_TRY(check_window(op, c));
+  ETHOSU_RT_TRY(check_zp(op, in.dtype, c.izp));
+  ETHOSU_RT_TRY(check_zp(op, w.dtype, c.wzp));
+  if (!run) return Error::kOk;
+  const int8_t* wp = static_cast<const int8_t*>(w.data);
+  if (in.dtype == DType::kInt8) {
+    depthwise_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+  } else {
+    depthwise_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
+  }
+  return Error::kOk;
+}
+
+Error transpose_conv2d(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 3, 1, 8));
+  const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
+  ETHOSU_RT_TRY(check_types(op, in, w, bias, out));
+  Conv c{};
+  c.n = in.shape[0]; c.ih = in.shape[1]; c.iw = in.shape[2]; c.ic = in.shape[3];
+  c.oc = w.shape[0]; c.kh = w.shape[1]; c.kw = w.shape[2];
+  c.oh = out.shape[1]; c.ow = out.shape[2];
+  read_window(op.attrs, &c);  // out_pad top, bottom, left, right; stride
+  c.izp = op.attrs[6]; c.wzp = op.attrs[7];
+  const char* where = "TRANSPOSE_CONV2D";
+  ETHOSU_RT_CHECK(w.shape[3], ==, c.ic, Error::kBadValue, where, "weight input channels");
+  ETHOSU_RT_CHECK(out.shape[0], ==, c.n, Error::kBadValue, where, "output batch");
+  ETHOSU_RT_CHECK(out.shape[3], ==, c.oc, Error::kBadValue, where, "output channels");
+  ETHOSU_RT_CHECK(c.stride_y, >=, 1, Error::kBadValue, where, "stride_y");
+  ETHOSU_RT_CHECK(c.stride_x, >=, 1, Error::kBadValue, where, "stride_x");
+  ETHOSU_RT_CHECK(static_cast<int64_t>(c.oh), ==,
+                  static_cast<int64_t>(c.ih - 1) * c.stride_y + c.pad_top + c.pad_bottom + c.kh,
+                  Error::kBadValue, where, "output height");
+  ETHOSU_RT_CHECK(static_cast<int64_t>(c.ow), ==,
+                  static_cast<int64_t>(c.iw - 1) * c.stride_x + c.pad_left + c.pad_right + c.kw,
+                  Error::kBadValue, where, "output width");
+  ETHOSU_RT_TRY(check_bias(op, bias, c.oc));
+  ETHOSU_RT_TRY(check_zp(op, in.dtype, c.izp));
+  ETHOSU_RT_TRY(check_zp(op, w.dtype, c.wzp));
+  if (!run) return Error::kOk;
+  const int8_t* wp = static_cast<const int8_t*>(w.data);
+  if (in.dtype == DType::kInt8) {
+    transpose_conv_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+  } else {
+    transpose_conv_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
+  }
+  return Error::kOk;
+}
+
+Error matmul(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 2, 1, 2));
+  const Tensor &a = op.inputs[0], &b = op.inputs[1], &out = op.outputs[0];
+  const char* where = "MATMUL";
+  const bool int8 = a.dtype == DType::kInt8 && b.dtype == DType::kInt8 && out.dtype == DType::kInt32;
+  const bool int16 = a.dtype == DType::kInt16 && b.dtype == DType::kInt16 &&
+                     out.dtype == DType::kInt48;
+  ETHOSU_RT_CHECK_ONE_OF(int8 || int16, static_cast<uint32_t>(a.dtype), Error::kUnsupported, where,
+                         "A/B/output types", "int8/int8/int32 or int16/int16/int48");
+  ETHOSU_RT_CHECK(a.rank, ==, 3u, Error::kBadValue, where, "A rank");
+  ETHOSU_RT_CHECK(b.rank, ==, 3u, Error::kBadValue, where, "B rank");
+  ETHOSU_RT_CHECK(out.rank, ==, 3u, Error::kBadValue, where, "output rank");
+  const int32_t n = a.shape[0], h = a.shape[1], c = a.shape[2], w = b.shape[2];
+  ETHOSU_RT_CHECK(b.shape[0], ==, n, Error::kBadValue, where, "B batch");
+  ETHOSU_RT_CHECK(b.shape[1], ==, c, Error::kBadValue, where, "B rows (A columns)");
+  ETHOSU_RT_CHECK(out.shape[0], ==, n, Error::kBadValue, where, "output batch");
+  ETHOSU_RT_CHECK(out.shape[1], ==, h, Error::kBadValue, where, "output rows");
+  ETHOSU_RT_CHECK(out.shape[2], ==, w, Error::kBadValue, where, "output columns");
+  const int32_t azp = op.attrs[0], bzp = op.attrs[1];
+  ETHOSU_RT_TRY(check_zp(op, a.dtype, azp));
+  ETHOSU_RT_TRY(check_zp(op, b.dtype, bzp));
+  if (!run) return Error::kOk;
+  size_t o = 0;
+  for (int32_t in = 0; in < n; ++in) {
+    for (int32_t y = 0; y < h; ++y) {
+      for (int32_t x = 0; x < w; ++x, ++o) {
+        int64_t acc = 0;
+        for (int32_t k = 0; k < c; ++k) {
+          const int64_t av = load(a, (static_cast<size_t>(in) * h + y) * c + k) - azp;
+          const int64_t bv = load(b, (static_cast<size_t>(in) * c + k) * w + x) - bzp;
+          acc += av * bv;
+        }
+        store(out, o, acc);
+      }
+    }
+  }
+  return Error::kOk;
+}
+
+namespace {
+
+Error pool_shapes(const OpArgs& op, Conv* c) {
+  const Tensor &in = op.inputs[0], &out = op.outputs[0];
+  const char* where = op_name(op.op);
+  ETHOSU_RT_CHECK_ONE_OF(in.dtype == DType::kInt8 || in.dtype == DType::kInt16,
+                         static_cast<uint32_t>(in.dtype), Error::kUnsupported, where,
+                         "input type", "int8 (3) or int16 (4)");
+  ETHOSU_RT_CHECK(static_cast<uint32_t>(out.dtype), ==, static_cast<uint32_t>(in.dtype),
+                  Error::kBadValue, where, "output type");
+  ETHOSU_RT_CHECK(in.rank, ==, 4u, Error::kBadValue, where, "input rank");
+  ETHOSU_RT_CHECK(out.rank, ==, 4u, Error::kBadValue, where, "output rank");
+  c->n = in.shape[0]; c->ih = in.shape[1]; c->iw = in.shape[2]; c->ic = in.shape[3];
+  c->oh = out.shape[1]; c->ow = out.shape[2];
+  c->kh = op.attrs[0]; c->kw = op.attrs[1];
+  c->stride_y = op.attrs[2]; c->stride_x = op.attrs[3];
+  c->pad_top = op.attrs[4]; c->pad_bottom = op.attrs[5];
+  c->pad_left = op.attrs[6]; c->pad_right = op.attrs[7];
+  c->dil_y = c->dil_x = 1;
+  ETHOSU_RT_CHECK(c->kh, >=, 1, Error::kBadValue, where, "kernel_y");
+  ETHOSU_RT_CHECK(c->kw, >=, 1, Error::kBadValue, where, "kernel_x");
+  ETHOSU_RT_CHECK(out.shape[0], ==, c->n, Error::kBadValue, where, "output batch");
+  ETHOSU_RT_CHECK(out.shape[3], ==, c->ic, Error::kBadValue, where, "output channels");
+  // TOSA: padding smaller than the kernel, so no window is all padding.
+  ETHOSU_RT_CHECK(c->pad_top, <, c->kh, Error::kBadValue, where, "pad_top");
+  ETHOSU_RT_CHECK(c->pad_bottom, <, c->kh, Error::kBadValue, where, "pad_bottom");
+  ETHOSU_RT_CHECK(c->pad_left, <, c->kw, Error::kBadValue, where, "pad_left");
+  ETHOSU_RT_CHECK(c->pad_right, <, c->kw, Error::kBadValue, where, "pad_right");
+  return check_window(op, *c);
+}
+
+}  // namespace
+
+Error avg_pool2d(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 1, 1, 10));
+  Conv c{};
+  ETHOSU_RT_TRY(pool_shapes(op, &c));
+  const Tensor &in = op.inputs[0], &out = op.outputs[0];
+  const int32_t izp = op.attrs[8], ozp = op.attrs[9];
+  ETHOSU_RT_TRY(check_zp(op, in.dtype, izp));
+  ETHOSU_RT_TRY(check_zp(op, out.dtype, ozp));
+  if (!run) return Error::kOk;
+  const int64_t lo = type_min(out.dtype), hi = type_max(out.dtype);
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox) {
+        for (int32_t ch = 0; ch < c.ic; ++ch, ++o) {
+          int64_t acc = 0;
+          uint32_t count = 0;
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t y = oy * c.stride_y - c.pad_top + ky;
+            if (y < 0 || y >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t x = ox * c.stride_x - c.pad_left + kx;
+              if (x < 0 || x >= c.iw) continue;
+              ++count;
+              acc += load(in, ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic + ch) - izp;
+            }
+          }
+          int32_t multiplier, shift;
+          reciprocal_scale(count, &multiplier, &shift);
+          const int64_t scaled = apply_scale_32(static_cast<int32_t>(acc), multiplier, shift, false);
+          store(out, o, clamp64(scaled + ozp, lo, hi));
+        }
+      }
+    }
+  }
+  return Error::kOk;
+}
+
+Error max_pool2d(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 1, 1, 8));
+  Conv c{};
+  ETHOSU_RT_TRY(pool_shapes(op, &c));
+  if (!run) return Error::kOk;
+  const Tensor &in = op.inputs[0], &out = op.outputs[0];
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox) {
+        for (int32_t ch = 0; ch < c.ic; ++ch, ++o) {
+          int64_t acc = type_min(in.dtype);
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t y = oy * c.stride_y - c.pad_top + ky;
+            if (y < 0 || y >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t x = ox * c.stride_x - c.pad_left + kx;
+              if (x < 0 || x >= c.iw) continue;
+              const int64_t v = load(in, ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic + ch);
+              if (v > acc) acc = v;
+            }
+          }
+          store(out, o, acc);
+        }
+      }
+    }
+  }
+  return Error::kOk;
+}
+
+}  // namespace tosa_cpu
