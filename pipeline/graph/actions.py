@@ -87,14 +87,18 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
     from pipeline.stages.runtime_build import build_runtime
 
     o, params = inv.options, inv.params
-    model_c = None
+    model_c, arena = None, None
     if inv.stage == "firmware":
         model_c = Path(params["cmake_dir"]).parent / "model.c"
         write_c_array(inv.inputs["artifact"], model_c, symbol="ethosu_model", where=where)
+        if o.get("runner") == "cpu":  # the static arena is the one the plan asks for
+            from pipeline.stages.cpu_graph import arena_bytes
+            arena = arena_bytes(inv.inputs["artifact"])
     products = build_runtime(REPO_DIR, Path(params["cmake_dir"]), toolchain=o["toolchain"],
                              cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
                              build_type=o["build_type"], model_c=model_c, where=where,
                              runner=o.get("runner", "npu"), board=o.get("board"),
+                             cpu_arena_bytes=arena,
                              ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}
     for dest in out.values():

@@ -36,7 +36,7 @@ STAGE_CODE = {
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
-    "firmware": ["stages/runtime_build.py", "stages/c_array.py"],
+    "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
     # CPU-only targets (npu: null on a Cortex-M/A): the kernel library's graph, and its run
     # under QEMU against the TOSA reference model.
     "cpu_graph": ["stages/cpu_graph.py", "cpu/*.py"],

@@ -122,7 +122,8 @@ def summary_line(target: str, model: str, entry: dict) -> str:
         text += f"; CPU: {len(cpu['operators'])} ops ({ops}), arena {cpu['arena_bytes']} B"
         check = cpu.get("verify")
         if check:
-            text += (f"; QEMU {check['qemu']} ({check['qemu_cpu']}): "
+            emulated = check["qemu_cpu"] + (f" for {check['cpu']}" if check["substitute"] else "")
+            text += (f"; QEMU {check['qemu']} ({emulated}): "
                      f"{'bit-exact' if check['passed'] else 'FAIL'}")
     vela = entry.get("vela")
     if vela:

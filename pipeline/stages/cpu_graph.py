@@ -24,6 +24,16 @@ def cpu_artifact(graph: bytes, io: dict) -> bytes:
     return block("cpu_graph", graph) + block("io_meta", _io_meta(io)) + block("cpu_end_stream", b"")
 
 
+def arena_bytes(artifact: Path) -> int:
+    """The arena a CPU artifact's memory plan needs (from its graph header): the firmware's
+    static arena is exactly this big."""
+    from pipeline.cpu.graph_format import HEADER as GRAPH_HEADER
+    from pipeline.stages.package import read_artifact
+
+    graph = read_artifact(Path(artifact).read_bytes(), BLOCKS)["cpu_graph"]
+    return GRAPH_HEADER.unpack_from(graph)[3]
+
+
 def cpu_graph(tosa: Path, io_path: Path, artifact: Path, plan: Path, *, where: str = "") -> Path:
     """Write the CPU artifact of ``tosa`` and its plan.
 

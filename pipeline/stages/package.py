@@ -129,8 +129,9 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def read_artifact(data: bytes) -> dict[str, bytes]:
-    """Split an artifact into its blocks (name -> payload), checking every bound.
+def read_artifact(data: bytes, order: tuple[str, ...] = BLOCK_ORDER) -> dict[str, bytes]:
+    """Split an artifact into its blocks (name -> payload), checking every bound and that
+    the blocks are ``order`` (the model artifact's by default).
 
     Raises:
         ValueError: naming the block and the offending values.
@@ -147,6 +148,6 @@ def read_artifact(data: bytes) -> dict[str, bytes]:
             raise ValueError(f"block {name!r} at {pos}: size {size} must fit in {len(data)} bytes")
         blocks[name] = data[pos + HEADER.size:end]
         pos += HEADER.size + _pad16(size)
-    if list(blocks) != list(BLOCK_ORDER):
-        raise ValueError(f"blocks must be {', '.join(BLOCK_ORDER)}; got {', '.join(blocks)}")
+    if list(blocks) != list(order):
+        raise ValueError(f"blocks must be {', '.join(order)}; got {', '.join(blocks)}")
     return blocks

@@ -141,6 +141,7 @@ def build_runtime(
     where: str = "runtime_build",
     runner: str = "npu",
     board: str | None = None,
+    cpu_arena_bytes: int | None = None,
 ) -> list[Path]:
     """Configure (if needed) and build the runtime; return the produced files.
 
@@ -159,6 +160,8 @@ def build_runtime(
             and the CPU runner, ``ETHOSU_RT_RUNNER=cpu``).
         board: bare metal: the board the firmware is linked for (``ETHOSU_RT_BOARD``,
             ``config/boards.py``); None for the default MPS3 AN547.
+        cpu_arena_bytes: bare-metal CPU firmware: its static arena (the memory plan's
+            arena; ``ETHOSU_RT_CPU_ARENA_BYTES``), None for CMake's default.
     Returns:
         Absolute paths of the built libraries and runner, as CMake lists them.
     Raises:
@@ -196,6 +199,8 @@ def build_runtime(
         f"-DETHOSU_RT_RUNNER={runner}",
         f"-DETHOSU_RT_BOARD={board or 'mps3_an547'}",
     ]
+    if cpu_arena_bytes is not None:
+        configure.append(f"-DETHOSU_RT_CPU_ARENA_BYTES={max(int(cpu_arena_bytes), 16)}")
     env = build_environment(toolchain)
     _run(configure, where, "CMake configure of the runtime failed", env)
     _run(["cmake", "--build", str(build_dir)], where, "runtime build failed", env)

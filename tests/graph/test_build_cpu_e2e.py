@@ -1,0 +1,188 @@
+"""End to end: `doit build` of CPU-only targets (npu: null) with the real torch, tosa-tools,
+cross compilers, kernel library and QEMU: Cortex-M55 (MVE, mps3-an547), Cortex-M4 (DSP,
+mps2-an386), Cortex-A53 Linux (qemu-aarch64) with both example models; the add model on the
+Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on a Cortex-M0+ and M85 that QEMU
+lacks (run on the mps2-an385's Cortex-M3 and the mps3-an547's M55). One module-scoped build;
+its store persists in pytest's cache, so a later session restores instead of recomputing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
+              pytest.mark.needs_arm_gcc, pytest.mark.needs_aarch64_gcc, pytest.mark.needs_qemu]
+
+TARGETS = """\
+models:
+  add:
+    source: models/add.py:AddModel
+    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
+    calibration: {samples: 4, seed: 1}
+  cnn:
+    source: models/cnn.py:SmallCNN
+    inputs: [{name: image, shape: [1, 3, 32, 32]}]
+    calibration: {samples: 4, seed: 1}
+defaults:
+  models: [add, cnn]
+  npu: null
+targets:
+  m55-cpu: {cpu: cortex-m55}
+  m4-cpu: {cpu: cortex-m4}
+  a53-cpu: {cpu: cortex-a53}
+  m0-cpu: {cpu: cortex-m0plus, models: [add]}
+  m7-cpu: {cpu: cortex-m7, models: [add]}
+  m33-cpu: {cpu: cortex-m33, models: [add]}
+  m85-cpu: {cpu: cortex-m85, models: [add]}
+"""
+MACHINES = {"m55-cpu": ("mps3-an547", "cortex-m55"), "m4-cpu": ("mps2-an386", "cortex-m4"),
+            "a53-cpu": ("qemu-aarch64", "cortex-a53"), "m0-cpu": ("mps2-an385", "cortex-m3"),
+            "m7-cpu": ("mps2-an500", "cortex-m7"), "m33-cpu": ("mps2-an505", "cortex-m33"),
+            "m85-cpu": ("mps3-an547", "cortex-m55")}
+
+
+def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
+            f"targets={project / 'targets.yaml'}", f"store={project.store}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+class Project(type(Path())):
+    store: Path
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, request) -> Project:
+    root = Project(tmp_path_factory.mktemp("cpu-project"))
+    root.store = Path(request.config.cache.mkdir("cpu-e2e-store"))
+    shutil.copytree(ROOT / "models", root / "models")
+    (root / "targets.yaml").write_text(TARGETS)
+    proc = doit(root, "build")
+    (root / "cold.log").write_text(proc.stdout)
+    return root
+
+
+def _report(project: Path, target: str) -> dict:
+    return json.loads((project / "build" / target / "report.json").read_text())
+
+
+def test_every_model_runs_bit_exact_under_qemu_on_each_cpu(project):
+    for target, (machine, qemu_cpu) in MACHINES.items():
+        report = _report(project, target)
+        for model, entry in report["models"].items():
+            cpu = entry["cpu"]
+            check = cpu["verify"]
+            assert check["passed"] and (check["qemu"], check["qemu_cpu"]) == (machine, qemu_cpu)
+            assert check["samples"] == 4
+            assert all(o["values"] > 0 and o["values_differing"] == 0 for o in check["outputs"])
+            assert 0 < cpu["arena_bytes"] <= cpu["tensor_bytes"] + 16 * len(cpu["operators"])
+            assert {op["runs_on"] for op in cpu["operators"]} == {"cpu"}
+            folder = project / "build" / target / model
+            assert (folder / "model.cpu.bin").stat().st_size == cpu["artifact_bytes"]
+            if target != "a53-cpu":
+                assert (folder / "tosa_cpu_runner.elf").is_file()
+
+
+def test_the_firmware_arena_is_the_memory_plan(project):
+    """The firmware's static arena is exactly what the plan asks for (the runner checks it
+    and prints both)."""
+    folder = project / "build" / "m4-cpu" / "cnn"
+    arena = _report(project, "m4-cpu")["models"]["cnn"]["cpu"]["arena_bytes"]
+    proc = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor",
+                           "none", "-semihosting-config", "enable=on,target=native,arg=r",
+                           "-kernel", str(folder / "tosa_cpu_runner.elf")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    assert f"arena {arena} of {arena} bytes" in proc.stdout
+
+
+def test_the_summary_line_says_where_operators_run_and_the_arena(project):
+    log = (project / "cold.log").read_text()
+    line = next(ln for ln in log.splitlines() if "m4-cpu/cnn: verified" in ln)
+    assert re.search(r"CPU: \d+ ops \(.*CONV2D.*\), arena \d+ B; QEMU mps2-an386 "
+                     r"\(cortex-m4\): bit-exact", line), line
+
+
+def test_a_cpu_qemu_lacks_is_reported_as_run_on_another(project):
+    check = _report(project, "m0-cpu")["models"]["add"]["cpu"]["verify"]
+    assert check["cpu"] == "cortex-m0plus" and check["qemu_cpu"] == "cortex-m3"
+    assert "QEMU emulates no Cortex-M0/M0+" in check["substitute"]
+    check = _report(project, "m85-cpu")["models"]["add"]["cpu"]["verify"]
+    assert "QEMU emulates no Cortex-M85" in check["substitute"]
+    assert "QEMU mps2-an385 (cortex-m3 for cortex-m0plus): bit-exact" in (
+        project / "cold.log").read_text()
+    assert _report(project, "m55-cpu")["models"]["add"]["cpu"]["verify"]["substitute"] is None
+
+
+def test_the_cpu_graph_is_built_once_for_all_targets(project):
+    log = (project / "cold.log").read_text()
+    ran = re.findall(r"^\.  (cpu_graph:\S+)", log, re.MULTILINE)
+    assert sorted(ran) == ["cpu_graph:add/int8/TOSA-1.0+INT+int16",
+                           "cpu_graph:cnn/int8/TOSA-1.0+INT+int16"]
+
+
+def test_a_second_build_runs_nothing(project):
+    proc = doit(project, "build")
+    assert not re.findall(r"^\.  (\S+)", proc.stdout, re.MULTILINE), proc.stdout
+
+
+def _aarch64(project: Path, *args: str, cwd: Path) -> str:
+    folder = project / "build" / "a53-cpu"
+    proc = subprocess.run(["qemu-aarch64", "-cpu", "cortex-a53", str(folder / "tosa_cpu_runner"),
+                           "--model", str(folder / "cnn" / "model.cpu.bin"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_the_linux_runner_quantizes_and_dequantizes_float_io(project, tmp_path):
+    io = json.loads((project / "build" / "a53-cpu" / "cnn" / "io.json").read_text())
+    image, out = io["inputs"][0], io["outputs"][0]
+    values = np.random.default_rng(0).uniform(-1, 1, image["torch_shape"]).astype(np.float32)
+    (tmp_path / "image.f32").write_bytes(values.tobytes())
+    q = np.clip(np.round(values / image["scale"]) + image["zero_point"], -128, 127)
+    (tmp_path / "image.bin").write_bytes(q.astype(np.int8).tobytes())
+    _aarch64(project, "--input", "image.f32", "--float-io", "--output", "f", cwd=tmp_path)
+    _aarch64(project, "--input", "image.bin", "--output", "q", cwd=tmp_path)
+    ints = np.frombuffer((tmp_path / "q-0.bin").read_bytes(), np.int8).astype(np.float32)
+    floats = np.frombuffer((tmp_path / "f-0.bin").read_bytes(), np.float32)
+    np.testing.assert_array_equal(floats, (ints - out["zero_point"]) * np.float32(out["scale"]))
+
+
+def test_a_wrong_kernel_result_fails_naming_the_first_differing_operator(project, tmp_path):
+    """A CPU artifact whose first weight byte was flipped stands for a wrong kernel: the
+    check must fail and name operator #0 (CONV2D), where the values first part."""
+    from pipeline.stages.cpu_verify import CpuMismatch, cpu_verify
+    from pipeline.stages.package import HEADER
+
+    folder = project / "build" / "a53-cpu"
+    data = bytearray((folder / "cnn" / "model.cpu.bin").read_bytes())
+    graph = HEADER.size  # the cpu_graph block's payload starts after its header
+    constants = struct.unpack_from("<I", data, graph + 4 * 13)[0]
+    data[graph + constants + 5] ^= 0x40
+    (tmp_path / "bad.cpu.bin").write_bytes(data)
+    lower = next((project / "build" / ".stages" / "lower" / "cnn").rglob("model.tosa")).parent
+    inputs = {"runner": folder / "tosa_cpu_runner", "artifact": tmp_path / "bad.cpu.bin",
+              "tosa": lower / "model.tosa", "io": lower / "io.json",
+              "plan": folder / "cnn" / "cpu_plan.json",
+              "test_inputs": project / "build" / ".stages" / "export" / "cnn" / "test_inputs.pt"}
+    with pytest.raises(CpuMismatch, match=r"^a53-cpu/cpu_verify: every output of the CPU "
+                       r"artifact must equal the TOSA reference model's bit for bit; output "
+                       r"'linear' differs .* the first operator that differs is #0 CONV2D"):
+        cpu_verify(inputs, tmp_path / "report.json", qemu="qemu-aarch64", qemu_cpu="cortex-a53",
+                   cpu="cortex-a53", substitute=None, where="a53-cpu/cpu_verify")
+    assert not (tmp_path / "report.json").exists()
