@@ -3,14 +3,16 @@
 // array, arguments through semihosting; the same source, ETHOSU_RT_MODEL_SYMBOL defined).
 //
 //   tosa_cpu_runner [--model F] [--input a.bin[,b.bin]] [--output out_prefix] [--float-io]
-//                   [--num-executions N] [--dump-ops prefix]
+//                   [--num-executions N] [--dump-ops prefix] [--profile]
 //
 // Inputs are raw tensors in torch's layout and the artifact's dtype (zeros without --input);
 // with --float-io they are float32, quantized with io_meta's scale and zero point, and the
 // outputs are dequantized to float32. Output i goes to <out_prefix>-<i>.bin; its size and
 // FNV-1a checksum are printed either way. --dump-ops runs one operator at a time and writes
 // output j of operator k (the graph's own layout) to <prefix>-<k>-<j>.bin: how the build
-// finds the first operator that differs from the TOSA reference model.
+// finds the first operator that differs from the TOSA reference model. --profile runs one
+// operator at a time and prints each one's cost in ticks: on bare metal SysTick periods of
+// the CPU clock (under QEMU -icount, a fixed number of instructions each), on Linux ns.
 // Any failure prints one line and exits with status 1.
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,38 @@ extern "C" const size_t ETHOSU_RT_CAT(ETHOSU_RT_MODEL_SYMBOL, _size);
 namespace {
 
 using ethosu_rt::Error;
+
+#if defined(ETHOSU_RT_MODEL_SYMBOL)
+// SysTick counts the CPU clock down through 24 bits; its interrupt counts the wraps.
+volatile uint32_t g_systick_wraps = 0;
+volatile uint32_t* const kSystCsr = reinterpret_cast<volatile uint32_t*>(0xE000E010u);
+volatile uint32_t* const kSystRvr = reinterpret_cast<volatile uint32_t*>(0xE000E014u);
+volatile uint32_t* const kSystCvr = reinterpret_cast<volatile uint32_t*>(0xE000E018u);
+constexpr uint32_t kSystMask = 0xFFFFFFu;
+
+void ticks_start() {
+  *kSystRvr = kSystMask;
+  *kSystCvr = 0;
+  *kSystCsr = 7u;  // enable, interrupt on wrap, CPU clock
+}
+
+uint64_t ticks_now() {
+  uint32_t wraps, value;
+  do {
+    wraps = g_systick_wraps;
+    value = *kSystCvr;
+  } while (wraps != g_systick_wraps);
+  return (static_cast<uint64_t>(wraps) << 24) + (kSystMask - value);
+}
+#else
+void ticks_start() {}
+
+uint64_t ticks_now() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+#endif
 
 constexpr size_t kMaxIo = 16;
 
@@ -66,6 +100,7 @@ struct Options {
   const char* output_prefix = nullptr;
   const char* dump_prefix = nullptr;
   bool float_io = false;
+  bool profile = false;
   long executions = 1;
 };
 
@@ -74,6 +109,10 @@ bool parse_args(int argc, char** argv, Options* o) {
     const char* flag = argv[i];
     if (strcmp(flag, "--float-io") == 0) {
       o->float_io = true;
+      continue;
+    }
+    if (strcmp(flag, "--profile") == 0) {
+      o->profile = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -233,6 +272,39 @@ bool run_dumping(ethosu_rt::CpuModel& model, const char* prefix) {
   return true;
 }
 
+// Ticks of a loop of exactly 2,000,000 instructions (1,000,000 x subs + bne): under QEMU
+// -icount the ratio converts ticks to instructions whatever the board's clock.
+uint64_t calibration_ticks() {
+#if defined(ETHOSU_RT_MODEL_SYMBOL)
+  uint32_t count = 1000000u;
+  const uint64_t start = ticks_now();
+  __asm volatile("1: subs %0, %0, #1\n bne 1b\n" : "+l"(count) : : "cc");
+  return ticks_now() - start;
+#else
+  return 0;
+#endif
+}
+
+// Runs the graph one operator at a time, printing each one's ticks and the total.
+bool run_profiling(ethosu_rt::CpuModel& model) {
+  tosa_cpu::Graph& graph = model.graph();
+  printf("calibration: 2000000 instructions in %llu ticks\n",
+         static_cast<unsigned long long>(calibration_ticks()));
+  uint64_t total = 0;
+  for (size_t k = 0; k < graph.num_ops(); ++k) {
+    const uint64_t start = ticks_now();
+    if (graph.run_ops(k, 1) != Error::kOk) {
+      return false;
+    }
+    const uint64_t ticks = ticks_now() - start;
+    total += ticks;
+    printf("op %lu %s: %llu ticks\n", static_cast<unsigned long>(k),
+           tosa_cpu::op_name(graph.op_code(k)), static_cast<unsigned long long>(ticks));
+  }
+  printf("total: %llu ticks\n", static_cast<unsigned long long>(total));
+  return true;
+}
+
 bool load_model(const Options& o, const uint8_t** data, size_t* size) {
 #if defined(ETHOSU_RT_MODEL_SYMBOL)
   (void)o;
@@ -264,6 +336,7 @@ bool load_model(const Options& o, const uint8_t** data, size_t* size) {
 
 int run(int argc, char** argv) {
   ethosu_rt::set_log_sink(log_line, nullptr);
+  ticks_start();
   Options o;
   const uint8_t* artifact = nullptr;
   size_t artifact_size = 0;
@@ -299,7 +372,10 @@ int run(int argc, char** argv) {
       }
     }
     const clock_t start = clock();
-    if (o.dump_prefix != nullptr ? !run_dumping(model, o.dump_prefix) : model.run() != Error::kOk) {
+    const bool ran = o.dump_prefix != nullptr ? run_dumping(model, o.dump_prefix)
+                     : o.profile              ? run_profiling(model)
+                                              : model.run() == Error::kOk;
+    if (!ran) {
       return 1;
     }
     const unsigned long us =
@@ -315,5 +391,11 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
+
+#if defined(ETHOSU_RT_MODEL_SYMBOL)
+// Replaces the start-up's default handler (a fatal exit) for SysTick.
+extern "C" void SysTick_Handler(void);
+extern "C" void SysTick_Handler(void) { g_systick_wraps = g_systick_wraps + 1; }
+#endif
 
 int main(int argc, char** argv) { return run(argc, argv); }
