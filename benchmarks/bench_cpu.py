@@ -11,9 +11,8 @@ models by default), runs ``doit build`` there (so every firmware is also verifie
 against the TOSA reference model), then boots each firmware with ``--profile`` under
 ``qemu-system-arm -icount shift=0``: the runner times each operator with SysTick and a
 calibration loop of exactly 2,000,000 instructions converts ticks to instructions. Code
-size: the ``.text``/``.rodata`` the linker kept from ``libtosa_cpu.a``, ``libethosu_rt_common.a``
-and ``libethosu_rt_cpu_model.a`` (the firmware's map file), i.e. what the model's operators
-pull in.
+size: the code and read-only data of the ``tosa_cpu::`` and ``ethosu_rt::`` symbols the
+firmware keeps (``arm-none-eabi-nm -S``), i.e. what the model's operators pull in.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ VARIANTS = {
     "m55-scalar": ("cortex-m55", "scalar", "mps3-an547"),
     "m4-dsp": ("cortex-m4", "dsp", "mps2-an386"),
 }
-LIBRARIES = ("libtosa_cpu.a", "libethosu_rt_common.a", "libethosu_rt_cpu_model.a")
 
 
 def targets_yaml(models: list[str]) -> str:
@@ -60,16 +58,18 @@ def profile(elf: Path, machine: str) -> dict:
     return {"total": sum(n for _, n in ops), "ops": ops}
 
 
-def code_size(map_file: Path) -> int:
-    """Bytes of code and read-only data the link kept from the runtime's own libraries."""
+def code_size(elf: Path) -> int:
+    """Bytes of code and read-only data in the firmware from the runtime's own namespaces
+    (``tosa_cpu::``: the kernel library; ``ethosu_rt::``: artifact, IO, quantization, the
+    CPU model), after the linker dropped what the model's operators do not use."""
+    out = subprocess.run(["arm-none-eabi-nm", "-C", "-S", "--size-sort", str(elf)],
+                         capture_output=True, text=True, check=True).stdout
     total = 0
-    text = map_file.read_text()
-    start = text.index("Linker script and memory map")
-    pattern = re.compile(r"^ \.(?:text|rodata)\S*\s+(?:\n\s+)?0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+)",
-                         re.MULTILINE)
-    for size, source in pattern.findall(text[start:]):
-        if any(f"/{lib}(" in source for lib in LIBRARIES):
-            total += int(size, 16)
+    for line in out.splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and parts[2] in "tTrR" and re.search(r"\b(tosa_cpu|ethosu_rt)::",
+                                                               parts[3]):
+            total += int(parts[1], 16)
     return total
 
 
@@ -89,15 +89,13 @@ def main() -> int:
         argv.append(f"store={args.store}")
     subprocess.run(argv, check=True)
     results = {}
-    for target, (cpu, isa, machine) in VARIANTS.items():
+    for target, (_, _, machine) in VARIANTS.items():
         report = json.loads((work / "build" / target / "report.json").read_text())
         for model in models:
             entry = report["models"][model]
             elf = Path(entry["firmware"])
-            maps = list((work / "build" / ".stages" / "firmware" / model).glob(
-                f"**/arm-none-eabi-gcc/{cpu}-{isa}/Release/cpu/cmake/bin/*.elf.map"))
             results.setdefault(model, {})[target] = {
-                **profile(elf, machine), "code_bytes": code_size(maps[0]) if maps else None,
+                **profile(elf, machine), "code_bytes": code_size(elf),
                 "arena_bytes": entry["cpu"]["arena_bytes"],
                 "tensor_bytes": entry["cpu"]["tensor_bytes"],
                 "verified": entry["cpu"]["verify"]["passed"]}
@@ -117,7 +115,7 @@ def print_tables(results: dict) -> None:
         ratio = row["m55-scalar"]["total"] / max(row["m55-mve"]["total"], 1)
         print(f"| {model} | " + " | ".join(f"{row[n]['total']:,}" for n in names)
               + f" | {ratio:.2f}x | {first['arena_bytes']:,} | {first['tensor_bytes']:,} |")
-    print("\n| ISA | code + rodata of the runtime libraries kept in the firmware (largest model) |")
+    print("\n| ISA | tosa_cpu:: + ethosu_rt:: code and rodata in the firmware (largest model) |")
     print("|---|---|")
     for n in names:
         sizes = [row[n]["code_bytes"] for row in results.values() if row[n]["code_bytes"]]

@@ -92,11 +92,18 @@ def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | No
               "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for build in builds:
         report["models"][build.model] = _model_entry(build, folder / build.model)
+    if (config.get("npu", "") is None and config.get("platform") in ("baremetal", "linux")
+            and not any(b.cpu_graph for b in builds)):
+        # Never silent: say why an NPU-less Cortex target has no deployable artifact.
+        report["cpu"] = (f"not built: the CPU kernels run TOSA INT graphs; tosa is "
+                         f"{config.get('tosa')}, so the graph is only verified on the host")
     if runtime is not None:
         report["runtime"] = _runtime_entry(runtime, folder, builds)
     write_atomic(folder / "report.json", json.dumps(report, indent=2, sort_keys=True).encode())
     for name, entry in report["models"].items():
         print("   " + summary_line(target, name, entry), flush=True)
+    if "cpu" in report:
+        print(f"   {target}: CPU artifact {report['cpu']}", flush=True)
     if runtime is not None:
         print(f"   {target}: runtime {runtime.task} -> {', '.join(report['runtime']['files'])}"
               + (f"; firmware {report['runtime']['firmware']}" if "firmware" in report["runtime"] else ""),

@@ -2,8 +2,10 @@
 cross compilers, kernel library and QEMU: Cortex-M55 (MVE, mps3-an547), Cortex-M4 (DSP,
 mps2-an386), Cortex-A53 Linux (qemu-aarch64) with both example models; the add model on the
 Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on a Cortex-M0+ and M85 that QEMU
-lacks (run on the mps2-an385's Cortex-M3 and the mps3-an547's M55). One module-scoped build;
-its store persists in pytest's cache, so a later session restores instead of recomputing.
+lacks (run on the mps2-an385's Cortex-M3 and the mps3-an547's M55); then every other example
+model (the MLPerf Tiny networks, MobileNetV2, a transformer block) on the M55, M4 and A53.
+Module-scoped builds sharing one store, which persists in pytest's cache, so a later session
+restores instead of recomputing.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ MACHINES = {"m55-cpu": ("mps3-an547", "cortex-m55"), "m4-cpu": ("mps2-an386", "c
             "m85-cpu": ("mps3-an547", "cortex-m55")}
 
 
+MLPERF = ["ds_cnn", "resnet8", "mobilenet_v1", "autoencoder", "mobilenet_v2", "transformer"]
+
+
 def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
     argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
             f"targets={project / 'targets.yaml'}", f"store={project.store}"]
@@ -74,6 +79,34 @@ def project(tmp_path_factory, request) -> Project:
     proc = doit(root, "build")
     (root / "cold.log").write_text(proc.stdout)
     return root
+
+
+@pytest.fixture(scope="module")
+def mlperf(project) -> Project:
+    """The example models of targets.yaml but add/cnn, on the M55, M4 and A53 (same store)."""
+    root = Project(project / "mlperf")
+    root.store = project.store
+    root.mkdir()
+    text = (ROOT / "targets.yaml").read_text()
+    models = text[text.index("\nmodels:") + 1:text.index("\ndefaults:") + 1]
+    (root / "targets.yaml").write_text(
+        models.replace("source: models/", f"source: {ROOT}/models/")
+        + f"defaults: {{models: [{', '.join(MLPERF)}], npu: null}}\n"
+        + "targets: {m55-cpu: {cpu: cortex-m55}, m4-cpu: {cpu: cortex-m4}, "
+          "a53-cpu: {cpu: cortex-a53}}\n")
+    doit(root, "build")
+    return root
+
+
+@pytest.mark.parametrize("target", ["m55-cpu", "m4-cpu", "a53-cpu"])
+def test_every_example_model_runs_bit_exact_on_the_cpu(mlperf, target):
+    report = _report(mlperf, target)
+    assert sorted(report["models"]) == sorted(MLPERF)
+    for model, entry in report["models"].items():
+        check = entry["cpu"]["verify"]
+        assert check["passed"] and check["qemu"] == MACHINES[target][0], model
+        assert all(o["values_differing"] == 0 for o in check["outputs"]), model
+        assert entry["cpu"]["arena_bytes"] < entry["cpu"]["tensor_bytes"], model
 
 
 def _report(project: Path, target: str) -> dict:

@@ -3,6 +3,7 @@ firmware and cpu_verify invocations, what they share and what they depend on."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,17 @@ def test_every_arm_cpu_has_a_qemu_machine():
         assert (board.board is None) == (CPUS[cpu].kind == "cortex-a")
         # A substitute is named exactly where QEMU's CPU is not the target's.
         assert (board.substitute is None) == (board.qemu_cpu == cpu)
+
+
+def test_a_float_cortex_target_without_npu_says_why_it_has_no_cpu_artifact(tmp_path, capsys):
+    from pipeline.graph.report import write_target
+
+    config = {"cpu": "cortex-a53", "platform": "linux", "npu": None, "tosa": "TOSA-1.0+FP"}
+    write_target("fp", [], None, tmp_path / "fp", config)
+    report = json.loads((tmp_path / "fp" / "report.json").read_text())
+    assert report["cpu"] == ("not built: the CPU kernels run TOSA INT graphs; tosa is "
+                             "TOSA-1.0+FP, so the graph is only verified on the host")
+    assert "fp: CPU artifact not built: the CPU kernels run TOSA INT graphs" in (
+        capsys.readouterr().out)
+    write_target("ref", [], None, tmp_path / "ref", {**config, "platform": "host"})
+    assert "cpu" not in json.loads((tmp_path / "ref" / "report.json").read_text())
