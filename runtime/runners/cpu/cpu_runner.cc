@@ -278,7 +278,8 @@ uint64_t calibration_ticks() {
 #if defined(ETHOSU_RT_MODEL_SYMBOL)
   uint32_t count = 1000000u;
   const uint64_t start = ticks_now();
-  __asm volatile("1: subs %0, %0, #1\n bne 1b\n" : "+l"(count) : : "cc");
+  // GCC hands Thumb-1 (ARMv6-M) inline assembly over in divided syntax; the loop is unified.
+  __asm volatile(".syntax unified\n1: subs %0, %0, #1\n bne 1b\n" : "+l"(count) : : "cc");
   return ticks_now() - start;
 #else
   return 0;
