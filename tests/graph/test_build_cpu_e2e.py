@@ -219,3 +219,35 @@ def test_a_wrong_kernel_result_fails_naming_the_first_differing_operator(project
         cpu_verify(inputs, tmp_path / "report.json", qemu="qemu-aarch64", qemu_cpu="cortex-a53",
                    cpu="cortex-a53", substitute=None, where="a53-cpu/cpu_verify")
     assert not (tmp_path / "report.json").exists()
+
+
+def _damaged(data: bytes, case: str) -> bytes:
+    graph_bytes = struct.unpack_from("<I", data, 16)[0]
+    io_meta = 32 + ((graph_bytes + 15) & ~15)  # the io_meta block's header
+    out = bytearray(data)
+    if case == "truncated":
+        return data[:-16]
+    if case == "renamed":
+        out[8] = ord("X")  # "cpu_grapX"
+    elif case == "io_count":
+        struct.pack_into("<I", out, io_meta + 32 + 8, 2)  # io_meta n_inputs: 2
+    elif case == "arena":
+        struct.pack_into("<I", out, 32 + 12, 1 << 30)  # the plan asks for 1 GiB
+    return bytes(out)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("truncated", "cpu_end_stream: bytes left for the block header must be >= 32; got 16"),
+    ("renamed", "cpu_graph: block name must be the next CPU artifact block"),
+    ("io_count", "io_meta: input count (the graph's) must be 1; got 2"),
+    ("arena", "cpu model: arena bytes (the memory plan's) must be >= 1073741824; got 67108864"),
+])
+def test_the_runner_refuses_a_damaged_artifact_in_one_line(project, tmp_path, case, message):
+    data = (project / "build" / "a53-cpu" / "cnn" / "model.cpu.bin").read_bytes()
+    (tmp_path / "bad.bin").write_bytes(_damaged(data, case))
+    folder = project / "build" / "a53-cpu"
+    proc = subprocess.run(["qemu-aarch64", str(folder / "tosa_cpu_runner"), "--model",
+                           str(tmp_path / "bad.bin")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert re.fullmatch(r"tosa_cpu_runner: error: cpu_model\.cc:\d+: " + re.escape(message),
+                        proc.stdout.strip()), proc.stdout
