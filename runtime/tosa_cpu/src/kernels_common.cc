@@ -1,10 +1,13 @@
 // Element access, shape helpers, the TOSA scaling helpers and the kernel table.
 #include <string.h>
 
+#include "isa.h"
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
 namespace tosa_cpu {
+
+const char* kernel_variant() { return isa_variant(); }
 
 int64_t load(const Tensor& t, size_t i) {
   const uint8_t* p = static_cast<const uint8_t*>(t.data);
