@@ -12,7 +12,7 @@ import pytest
 from pipeline.cpu.graph_format import encode
 from pipeline.tosa.reference_model import run_reference_model
 from tests.cpu import test_kernels as k
-from tests.cpu.cpu_helpers import assert_bit_exact, compare
+from tests.cpu.cpu_helpers import assert_bit_exact, compare, write_check_cases
 from tests.runtime.runtime_helpers import build_dir, cmake_build, require, run
 
 pytestmark = [pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc, pytest.mark.needs_qemu]
@@ -49,11 +49,6 @@ def matmul_const_b(n=2, h=7, c=40, w=9, azp=-3, bzp=11, seed=0):
                          "int32"))
 
 
-def _c_array(name: str, data: bytes) -> str:
-    body = ",".join(str(b) for b in data) or "0"
-    return f"static const uint8_t {name}[] __attribute__((aligned(16))) = {{{body}}};\n"
-
-
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     """Per case: the TOSA graph, its CPU graph, input values and the reference output."""
@@ -72,23 +67,9 @@ def graphs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cases_c(graphs, tmp_path_factory):
-    path = tmp_path_factory.mktemp("isa_c") / "cases.c"
-    text = ["#include <stdint.h>\n",
-            "struct TosaCpuCheckCase { const char* name; const uint8_t* graph; uint32_t "
-            "graph_bytes; const uint8_t* input; uint32_t input_bytes; const uint8_t* expected; "
-            "uint32_t expected_bytes; };\n"]
-    entries = []
-    for i, (name, (_, blob, values, expected)) in enumerate(graphs.items()):
-        (value,) = values.values()
-        text += [_c_array(f"graph_{i}", blob), _c_array(f"input_{i}", value.tobytes()),
-                 _c_array(f"expected_{i}", expected.tobytes())]
-        entries.append(f'{{"{name}", graph_{i}, {len(blob)}, input_{i}, {value.nbytes}, '
-                       f"expected_{i}, {expected.nbytes}}}")
-    text.append("const struct TosaCpuCheckCase tosa_cpu_check_cases[] = {\n  "
-                + ",\n  ".join(entries) + "};\n")
-    text.append(f"const uint32_t tosa_cpu_check_count = {len(entries)};\n")
-    path.write_text("".join(text))
-    return path
+    cases = {name: (blob, next(iter(values.values())).tobytes(), expected.tobytes())
+             for name, (_, blob, values, expected) in graphs.items()}
+    return write_check_cases(cases, tmp_path_factory.mktemp("isa_c") / "cases.c")
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

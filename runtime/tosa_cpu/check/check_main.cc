@@ -1,7 +1,9 @@
 // tosa_cpu_check: bare-metal firmware that runs CPU graphs with expected outputs compiled in
 // (a C file written by tests/cpu/test_isa_variants.py from the TOSA reference model) and
 // compares byte for byte, on the target's own instruction set under QEMU. Prints one line
-// per case and a summary; exits (semihosting) 0 when every case matches, 1 otherwise.
+// per case (with the SysTick ticks its run took: under `qemu -icount shift=0` a fixed number
+// of instructions per tick, so ticks compare kernel variants) and a summary; exits
+// (semihosting) 0 when every case matches, 1 otherwise.
 #include <stdint.h>
 #include <string.h>
 
@@ -22,7 +24,34 @@ extern const TosaCpuCheckCase tosa_cpu_check_cases[];
 extern const uint32_t tosa_cpu_check_count;
 }
 
+// SysTick, counting wraps of its 24-bit down-counter.
+extern "C" void SysTick_Handler(void);
 namespace {
+volatile uint32_t systick_wraps = 0;
+}  // namespace
+extern "C" void SysTick_Handler(void) { systick_wraps = systick_wraps + 1; }
+
+namespace {
+
+volatile uint32_t* const kSystCsr = reinterpret_cast<volatile uint32_t*>(0xE000E010u);
+volatile uint32_t* const kSystRvr = reinterpret_cast<volatile uint32_t*>(0xE000E014u);
+volatile uint32_t* const kSystCvr = reinterpret_cast<volatile uint32_t*>(0xE000E018u);
+
+void start_ticks() {
+  *kSystRvr = 0xFFFFFFu;
+  *kSystCvr = 0;
+  systick_wraps = 0;
+  *kSystCsr = 7u;  // enable, interrupt on wrap, processor clock
+}
+
+uint64_t ticks() {
+  uint32_t wraps, value;
+  do {
+    wraps = systick_wraps;
+    value = *kSystCvr;
+  } while (wraps != systick_wraps);
+  return (static_cast<uint64_t>(wraps) << 24) + (0xFFFFFFu - value);
+}
 
 alignas(16) uint8_t arena[TOSA_CPU_CHECK_ARENA_BYTES];
 
@@ -52,7 +81,10 @@ bool run_case(const TosaCpuCheckCase& c) {
     return false;
   }
   memcpy(in.data, c.input, in.bytes);
-  if (!ethosu_rt::ok(graph.run()) || !ethosu_rt::ok(graph.output(0, &out)) ||
+  const uint64_t start = ticks();
+  const bool ran = ethosu_rt::ok(graph.run());
+  const uint64_t took = ticks() - start;
+  if (!ran || !ethosu_rt::ok(graph.output(0, &out)) ||
       out.bytes != c.expected_bytes) {
     print(c.name, ": the graph must run\n");
     return false;
@@ -66,13 +98,17 @@ bool run_case(const TosaCpuCheckCase& c) {
       return false;
     }
   }
-  print(c.name, ": bit-exact\n");
+  char buffer[12];
+  const uint32_t shown = took > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(took);
+  print(c.name, ": bit-exact (", number(shown, buffer));
+  print(" ticks)\n");
   return true;
 }
 
 }  // namespace
 
 int main() {
+  start_ticks();
   uint32_t passed = 0;
   for (uint32_t i = 0; i < tosa_cpu_check_count; ++i) {
     passed += run_case(tosa_cpu_check_cases[i]) ? 1 : 0;
