@@ -102,6 +102,26 @@ inline Dot8 dot8(const int8_t* x, const int8_t* w, int32_t n) {
 #endif
 }
 
+// sum x * (w - wzp) for int16 activations and int8 weights (a16w8; int16 zero points are 0
+// in TOSA), in 64 bits: the int48 accumulator.
+inline int64_t dot16x8(const int16_t* x, const int8_t* w, int32_t n, int32_t wzp) {
+#if defined(TOSA_CPU_MVE)
+  int64_t acc = 0;
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(wzp));
+  for (int32_t i = 0; i < n; i += 8) {
+    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - i));
+    const int16x8_t a = vldrhq_z_s16(x + i, p);  // lanes past n read as 0
+    const int16x8_t b = vsubq_s16(vldrbq_z_s16(w + i, p), zp);
+    acc = vmlaldavaq_s16(acc, a, b);
+  }
+  return acc;
+#else
+  int64_t acc = 0;
+  for (int32_t i = 0; i < n; ++i) acc += static_cast<int64_t>(x[i]) * (w[i] - wzp);
+  return acc;
+#endif
+}
+
 // Name of the variant this library was built with: "mve", "dsp", "neon" or "portable".
 inline const char* isa_variant() {
 #if defined(TOSA_CPU_MVE)
