@@ -72,11 +72,11 @@ void read_window(const int32_t* a, Conv* c) {
 // sum over the input channels of (x - input_zp) * (w - weight_zp) through the ISA's dot
 // products (isa.h): int8 in 32 bits, int16 (zero point 0) in 64.
 template <typename In>
-int64_t channel_dot(const In* x, const int8_t* w, const Conv& c) {
+int64_t channel_dot(const In* x, const int8_t* w, const Conv& c, int32_t len) {
   if constexpr (std::is_same<In, int8_t>::value) {
-    return dot8_corrected(dot8(x, w, c.ic), c.ic, c.izp, c.wzp);
+    return dot8_corrected(dot8(x, w, len), len, c.izp, c.wzp);
   } else {
-    return dot16x8(x, w, c.ic, c.wzp);  // check_zp: an int16 input's zero point is 0
+    return dot16x8(x, w, len, c.wzp);  // check_zp: an int16 input's zero point is 0
   }
 }
 
@@ -84,23 +84,32 @@ template <typename In>
 void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                 const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
+  // Without dilation, a kernel row whose taps all fall inside the input is one contiguous
+  // run of KW x IC values in both the input (NHWC) and the weights (OHWI): one dot product.
+  const int32_t row = c.kw * c.ic;
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
       for (int32_t ox = 0; ox < c.ow; ++ox) {
         const int32_t iy = oy * c.stride_y - c.pad_top;
         const int32_t ix = ox * c.stride_x - c.pad_left;
+        const bool whole_rows = c.dil_x == 1 && ix >= 0 && ix + c.kw <= c.iw;
         for (int32_t oc = 0; oc < c.oc; ++oc, ++o) {
           int64_t acc = 0;
           for (int32_t ky = 0; ky < c.kh; ++ky) {
             const int32_t y = iy + ky * c.dil_y;
             if (y < 0 || y >= c.ih) continue;
+            const In* ip_row = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw) * c.ic;
+            const int8_t* wp_row = w + (static_cast<size_t>(oc) * c.kh + ky) * row;
+            if (whole_rows) {
+              acc += channel_dot(ip_row + static_cast<size_t>(ix) * c.ic, wp_row, c, row);
+              continue;
+            }
             for (int32_t kx = 0; kx < c.kw; ++kx) {
               const int32_t x = ix + kx * c.dil_x;
               if (x < 0 || x >= c.iw) continue;
-              const In* ip = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic;
-              const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
-              acc += channel_dot(ip, wp, c);
+              acc += channel_dot(ip_row + static_cast<size_t>(x) * c.ic,
+                                 wp_row + static_cast<size_t>(kx) * c.ic, c, c.ic);
             }
           }
           store(out, o, acc + load(bias, bias_bc ? 0 : static_cast<size_t>(oc)));
@@ -211,7 +220,7 @@ void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tens
             const size_t ob = ((static_cast<size_t>(n) * c.oh + oy) * c.ow + ox) * c.oc;
             for (int32_t oc = 0; oc < c.oc; ++oc) {
               const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
-              store(out, ob + oc, load(out, ob + oc) + channel_dot(ip, wp, c));
+              store(out, ob + oc, load(out, ob + oc) + channel_dot(ip, wp, c, c.ic));
             }
           }
         }
