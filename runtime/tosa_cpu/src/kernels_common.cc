@@ -85,22 +85,6 @@ bool next_index(int32_t* index, const int32_t* shape, uint32_t rank) {
   return false;
 }
 
-// TOSA 1.0 apply_scale_32: value * multiplier, rounded right shift; with double_round a
-// shift above 31 rounds twice (at bit 31, then at the final position), as the spec does.
-int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift, bool double_round) {
-  int64_t round = static_cast<int64_t>(1) << (shift - 1);
-  if (double_round && shift > 31) {
-    round += value >= 0 ? (1ll << 30) : -(1ll << 30);
-  }
-  const int64_t result = (value * multiplier + round) >> shift;
-  return static_cast<int32_t>(result);
-}
-
-int32_t apply_scale_16(int64_t value, int32_t multiplier, int32_t shift) {
-  const int64_t round = static_cast<int64_t>(1) << (shift - 1);
-  return static_cast<int32_t>((value * multiplier + round) >> shift);
-}
-
 void reciprocal_scale(uint32_t value, int32_t* multiplier, int32_t* shift) {
   const uint32_t m1 = value - 1;
   const int32_t k = m1 == 0 ? 0 : 32 - __builtin_clz(m1);

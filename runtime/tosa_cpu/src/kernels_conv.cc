@@ -84,6 +84,9 @@ template <typename In>
 void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                 const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
+  // check_types: int8 -> int32 bias and output, int16 -> int48 (stored as int64).
+  const int32_t* bias32 = static_cast<const int32_t*>(bias.data);
+  const int64_t* bias48 = static_cast<const int64_t*>(bias.data);
   // Without dilation, a kernel row whose taps all fall inside the input is one contiguous
   // run of KW x IC values in both the input (NHWC) and the weights (OHWI): one dot product.
   const int32_t row = c.kw * c.ic;
@@ -112,7 +115,11 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
                                  wp_row + static_cast<size_t>(kx) * c.ic, c, c.ic);
             }
           }
-          store(out, o, acc + load(bias, bias_bc ? 0 : static_cast<size_t>(oc)));
+          if constexpr (std::is_same<In, int8_t>::value) {
+            static_cast<int32_t*>(out.data)[o] = wrap32(acc + bias32[bias_bc ? 0 : oc]);
+          } else {
+            static_cast<int64_t*>(out.data)[o] = wrap48(acc + bias48[bias_bc ? 0 : oc]);
+          }
         }
       }
     }
