@@ -142,6 +142,12 @@ def plan_arena(tensors: dict[str, CpuTensor], ops: list[CpuOp], inputs: list[str
 
 
 def check_supported(tensors: dict[str, CpuTensor], ops: list[CpuOp], where: str) -> None:
+    """Every operator, operand count, tensor type and rank the kernels run, else all of what
+    they do not, at once.
+
+    Raises:
+        CpuGraphError: names each operator/tensor the kernel library does not run.
+    """
     problems = [f"{op.op}" for op in ops if op.op not in OPS]
     problems += [f"{op.op} with {len(op.inputs)} inputs (at most {MAX_INPUTS})" for op in ops
                  if len(op.inputs) > MAX_INPUTS]  # fmt: skip
