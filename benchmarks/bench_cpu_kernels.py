@@ -6,9 +6,10 @@ Usage: .venv/bin/python benchmarks/bench_cpu_kernels.py [--models ds_cnn,resnet8
 Per network: quantize -> lower -> CPU graph, one random input, the TOSA reference model's
 output; then tosa_cpu_check.elf (runtime/tosa_cpu/check) built per variant - Cortex-M55
 portable and MVE (qemu -M mps3-an547, 32 MHz SysTick), Cortex-M4 portable and DSP (-M
-mps2-an386, 25 MHz) - runs every network under `qemu -icount shift=0` (each instruction 1 ns
-of virtual time), checks its output bit-exact and reports the SysTick ticks of one inference
-and the instructions they stand for (ticks x 1e9 / clock, +-1 tick). Also: text bytes of
+mps2-an386) - runs every network under `qemu -icount shift=0` (each instruction 1 ns of
+virtual time), checks its output bit-exact and reports the instructions of one inference: its
+SysTick ticks times the instructions per tick the firmware measures first on a loop of exactly
+2,000,000 instructions. Also: text bytes of
 libtosa_cpu.a per variant, and each network's arena against the sum of its tensors.
 """
 
@@ -23,12 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# name: (cpu, isa, TOSA_CPU_KERNELS, QEMU machine, check board, SysTick Hz)
+# name: (cpu, isa, TOSA_CPU_KERNELS, QEMU machine, check board)
 VARIANTS = {
-    "m55-portable": ("cortex-m55", "mve", "portable", "mps3-an547", "mps3_an547", 32e6),
-    "m55-mve": ("cortex-m55", "mve", "auto", "mps3-an547", "mps3_an547", 32e6),
-    "m4-portable": ("cortex-m4", "dsp", "portable", "mps2-an386", "mps2", 25e6),
-    "m4-dsp": ("cortex-m4", "dsp", "auto", "mps2-an386", "mps2", 25e6),
+    "m55-portable": ("cortex-m55", "mve", "portable", "mps3-an547", "mps3_an547"),
+    "m55-mve": ("cortex-m55", "mve", "auto", "mps3-an547", "mps3_an547"),
+    "m4-portable": ("cortex-m4", "dsp", "portable", "mps2-an386", "mps2"),
+    "m4-dsp": ("cortex-m4", "dsp", "auto", "mps2-an386", "mps2"),
 }
 DEFAULT_MODELS = "ds_cnn,resnet8,mobilenet_v1,autoencoder,mobilenet_v2,transformer_block"
 
@@ -60,7 +61,7 @@ def prepare(models: list[str], out: Path) -> tuple[dict, dict]:
 
 
 def build(variant: str, cases_c: Path, out: Path) -> Path:
-    cpu, isa, kernels, _, board, _ = VARIANTS[variant]
+    cpu, isa, kernels, _, board = VARIANTS[variant]
     folder = out / f"fw-{variant}"
     _run(["cmake", "-G", "Ninja", "-S", ROOT / "runtime", "-B", folder,
           f"-DCMAKE_TOOLCHAIN_FILE={ROOT / 'cmake/toolchains/arm-none-eabi-gcc.cmake'}",
@@ -72,19 +73,22 @@ def build(variant: str, cases_c: Path, out: Path) -> Path:
     return folder
 
 
-def measure(variant: str, folder: Path) -> dict[str, int | None]:
+def measure(variant: str, folder: Path) -> dict[str, float | None]:
+    """Instructions of one run of each case (None: not bit-exact or not run)."""
     machine = VARIANTS[variant][3]
     result = subprocess.run(
         ["qemu-system-arm", "-M", machine, "-icount", "shift=0", "-nographic", "-monitor", "none",
          "-semihosting-config", "enable=on,target=native", "-kernel",
          str(folder / "bin" / "tosa_cpu_check.elf")],
         capture_output=True, text=True, timeout=3600)
-    ticks = {}
-    for line in (result.stdout + result.stderr).splitlines():
+    console = result.stdout + result.stderr
+    per_tick = 2e6 / int(re.search(r"calibration: (\d+) ticks per 2000000", console).group(1))
+    counts = {}
+    for line in console.splitlines():
         found = re.match(r"(\w+): (bit-exact \((\d+) ticks\)|.*)$", line)
-        if found and not line.startswith("tosa_cpu_check"):
-            ticks[found.group(1)] = int(found.group(3)) if found.group(3) else None
-    return ticks
+        if found and not line.startswith(("tosa_cpu_check", "calibration")):
+            counts[found.group(1)] = int(found.group(3)) * per_tick if found.group(3) else None
+    return counts
 
 
 def text_bytes(folder: Path) -> int:
@@ -113,10 +117,10 @@ def main() -> int:
     for name in cases:
         cells = []
         instructions = {}
-        for variant, (*_, hz) in VARIANTS.items():
-            ticks = results[variant].get(name)
-            instructions[variant] = None if ticks is None else ticks * 1e9 / hz
-            cells.append("MISMATCH" if ticks is None else f"{instructions[variant] / 1e6:.2f}")
+        for variant in VARIANTS:
+            instructions[variant] = results[variant].get(name)
+            cells.append("MISMATCH" if instructions[variant] is None
+                         else f"{instructions[variant] / 1e6:.2f}")
 
         def ratio(a, b):
             x, y = instructions[a], instructions[b]

@@ -42,6 +42,9 @@ void start_ticks() {
   *kSystCvr = 0;
   systick_wraps = 0;
   *kSystCsr = 7u;  // enable, interrupt on wrap, processor clock
+  while (*kSystCvr == 0) {
+    // The counter reads 0 until its first reload from RVR.
+  }
 }
 
 uint64_t ticks() {
@@ -107,8 +110,19 @@ bool run_case(const TosaCpuCheckCase& c) {
 
 }  // namespace
 
+// Ticks of a loop of exactly 2,000,000 instructions (1,000,000 x {subs, bne}): under
+// `qemu -icount` the instructions one tick stands for.
+static uint32_t calibrate() {
+  const uint64_t start = ticks();
+  uint32_t count = 1000000;
+  __asm volatile("1: subs %0, %0, #1\n bne 1b\n" : "+r"(count) : : "cc");
+  return static_cast<uint32_t>(ticks() - start);
+}
+
 int main() {
   start_ticks();
+  char c[12];
+  print("calibration: ", number(calibrate(), c), " ticks per 2000000 instructions\n");
   uint32_t passed = 0;
   for (uint32_t i = 0; i < tosa_cpu_check_count; ++i) {
     passed += run_case(tosa_cpu_check_cases[i]) ? 1 : 0;
