@@ -105,7 +105,7 @@ def test_neon_variant_is_bit_exact_under_qemu_aarch64(graphs, request, tmp_path)
     assert "smull" in code.stdout  # the NEON dot product is in the library
 
 
-def test_library_uses_no_heap_exceptions_or_rtti(request):
+def test_library_uses_no_heap_exceptions_or_rtti_and_fits_32_kib(request):
     build = cmake_build(build_dir(request, "tosa-cpu-m55-lib"), "arm-none-eabi-gcc", "cortex_m",
                         "-DETHOSU_RT_CPU=cortex-m55", targets=("tosa_cpu",))
     undefined = run([require("arm-none-eabi-nm"), "-u", "-C",
@@ -113,8 +113,10 @@ def test_library_uses_no_heap_exceptions_or_rtti(request):
     forbidden = re.compile(r"\b(malloc|calloc|realloc|free|operator new|operator delete|"
                            r"__cxa_\w+|typeinfo|printf|puts)\b")
     assert not forbidden.findall(undefined), undefined
-    size = run([require("arm-none-eabi-size"), "-t", build / "lib" / "libtosa_cpu.a"]).stdout
+    size = run([require("arm-none-eabi-size"), "-t", build / "lib" / "libtosa_cpu.a",
+                build / "lib" / "libethosu_rt_common.a"]).stdout
     text = int(size.strip().splitlines()[-1].split()[0])
-    # Every kernel, Cortex-M55 MVE, Release (-Os, check texts off): measured 19,692 B; the
-    # issue's budget for kernels + runtime is 32 KiB.
-    assert text < 21 * 1024, size
+    # Every kernel (CONV2D's file at -O2, the rest -Os) plus all of common/, Cortex-M55 MVE,
+    # Release, check texts off: measured 23,540 + 6,900 B. The goal: kernels +
+    # runtime under 32 KiB of code.
+    assert text < 32 * 1024, size
