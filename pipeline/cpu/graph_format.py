@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cpu.tosa_read import CpuGraphError, CpuOp, CpuTensor, read_graph
+from pipeline.cpu.tosa_read import CpuGraphError, CpuOp, CpuTensor, CpuTosaGraph, read_graph
 
 MAGIC = b"TCPU"
 VERSION = 1
@@ -167,14 +167,17 @@ def check_supported(tensors: dict[str, CpuTensor], ops: list[CpuOp], where: str)
         )
 
 
-def encode(tosa: Path, where: str = "") -> tuple[bytes, CpuGraphInfo]:
-    """The CPU graph bytes of the TOSA flatbuffer ``tosa`` and their info.
+def encode(tosa: Path | CpuTosaGraph, where: str = "") -> tuple[bytes, CpuGraphInfo]:
+    """The CPU graph bytes of ``tosa`` (a TOSA flatbuffer, or a graph ``read_graph`` made and
+    a caller may have cut into segments) and their info.
 
     Raises:
         CpuGraphError: an operator, type or rank the kernel library does not run.
     """
-    where = where or str(tosa)
-    graph = read_graph(Path(tosa))
+    if isinstance(tosa, CpuTosaGraph):
+        graph, where = tosa, where or "cpu graph"
+    else:
+        graph, where = read_graph(Path(tosa)), where or str(tosa)
     check_supported(graph.tensors, graph.ops, where)
     offsets, arena = plan_arena(graph.tensors, graph.ops, graph.inputs, graph.outputs)
     used = {n for op in graph.ops for n in (*op.inputs, *op.outputs)}
@@ -230,8 +233,9 @@ def encode(tosa: Path, where: str = "") -> tuple[bytes, CpuGraphInfo]:
     )  # fmt: skip
 
 
-def write_cpu_graph(tosa: Path, out: Path, where: str = "") -> CpuGraphInfo:
-    """Write the CPU graph of ``tosa`` to ``out`` (atomically) and return its info.
+def write_cpu_graph(tosa: Path | CpuTosaGraph, out: Path, where: str = "") -> CpuGraphInfo:
+    """Write the CPU graph of ``tosa`` (a path or a ``CpuTosaGraph``) to ``out`` (atomically)
+    and return its info.
 
     Raises:
         CpuGraphError: an operator, type or rank the kernel library does not run.

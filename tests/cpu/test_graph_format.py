@@ -21,7 +21,7 @@ from pipeline.cpu.graph_format import (
     read_header,
     write_cpu_graph,
 )
-from pipeline.cpu.tosa_read import CpuOp, CpuTensor, read_graph
+from pipeline.cpu.tosa_read import CpuOp, CpuTensor, CpuTosaGraph, read_graph
 from tests.cpu.cpu_helpers import Graph, build_tool, random, run, run_cpu
 
 pytestmark = [pytest.mark.needs_tosa_ref]
@@ -200,3 +200,13 @@ def test_raw_inputs_segments_and_info(chain_blob, tool, tmp_path):
     info = run([tool, "--graph", tmp_path / "g.tcg", "--info"]).stdout
     assert f'"arena_bytes": {struct.unpack_from("<I", chain_blob, 12)[0]}' in info
     assert '"ops": 5' in info
+
+
+def test_a_graph_segment_encodes_like_a_file(tmp_path):
+    """A caller cutting a graph into segments passes the parsed graph: same bytes."""
+    tosa = chain().write(tmp_path / "chain.tosa")
+    graph = read_graph(tosa)
+    assert encode(graph)[0] == encode(tosa)[0]
+    head = CpuTosaGraph(graph.tensors, graph.ops[:2], graph.inputs, [graph.ops[1].outputs[0]])
+    blob, info = encode(head, "chain/segment 0")
+    assert info.op_counts == {"ADD": 2} and blob[:4] == b"TCPU"
