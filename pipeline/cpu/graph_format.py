@@ -29,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cpu.tosa_read import CpuOp, CpuTensor, read_graph
-from pipeline.errors import UserError
+from pipeline.cpu.tosa_read import CpuGraphError, CpuOp, CpuTensor, CpuTosaGraph, read_graph
 
 MAGIC = b"TCPU"
 VERSION = 1
@@ -42,6 +41,7 @@ DTYPES = {"bool": 1, "int8": 3, "int16": 4, "int32": 5, "int48": 6}
 ITEMSIZE = {"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int48": 8}
 NUMPY = {"bool": "|b1", "int8": "<i1", "int16": "<i2", "int32": "<i4", "int48": "<i8"}
 ARENA, CONSTANT = 0, 1
+MAX_INPUTS, MAX_OUTPUTS = 16, 4  # operands of one operator (runtime/tosa_cpu/src/graph.cc)
 # TOSA Op numbers (tosa/Op.py of tosa-tools 1.0; the C++ side mirrors them in ops.h).
 OPS = {
     "ARGMAX": 1, "AVG_POOL2D": 2, "CONV2D": 3, "DEPTHWISE_CONV2D": 5, "MATMUL": 7,
@@ -51,7 +51,7 @@ OPS = {
     "LOGICAL_OR": 24, "LOGICAL_XOR": 25, "MAXIMUM": 26, "MINIMUM": 27, "MUL": 28, "SUB": 30,
     "TABLE": 31, "ABS": 32, "BITWISE_NOT": 33, "CLZ": 35, "LOGICAL_NOT": 40, "NEGATE": 41,
     "SELECT": 45, "EQUAL": 46, "GREATER": 47, "GREATER_EQUAL": 48, "REDUCE_ALL": 49,
-    "REDUCE_ANY": 50, "REDUCE_MAX": 51, "REDUCE_MIN": 52, "REDUCE_PRODUCT": 53,
+    "REDUCE_ANY": 50, "REDUCE_MAX": 51, "REDUCE_MIN": 52,
     "REDUCE_SUM": 54, "CONCAT": 55, "PAD": 56, "RESHAPE": 57, "REVERSE": 58, "SLICE": 59,
     "TILE": 60, "TRANSPOSE": 61, "GATHER": 62, "SCATTER": 63, "RESIZE": 64, "CAST": 65,
     "RESCALE": 66, "IDENTITY": 68,
@@ -72,16 +72,12 @@ ATTRS = {
     "NEGATE": "input_zp output_zp",
     "ARGMAX": "axis", "CONCAT": "axis", "REVERSE": "axis",
     "REDUCE_ALL": "axis", "REDUCE_ANY": "axis", "REDUCE_MAX": "axis", "REDUCE_MIN": "axis",
-    "REDUCE_PRODUCT": "axis", "REDUCE_SUM": "axis",
+    "REDUCE_SUM": "axis",
     "SLICE": "start[rank]",
     "PAD": "padding[2*rank] pad_const",
     "TRANSPOSE": "perms[rank]",
     "RESIZE": "mode scale[4] offset[2] border[2]",
 }  # fmt: skip
-
-
-class CpuGraphError(UserError):
-    """The TOSA graph cannot become a CPU graph (an operator or type the kernels lack)."""
 
 
 @dataclass(frozen=True)
@@ -145,8 +141,18 @@ def plan_arena(tensors: dict[str, CpuTensor], ops: list[CpuOp], inputs: list[str
     return offsets, arena
 
 
-def _check_supported(tensors: dict[str, CpuTensor], ops: list[CpuOp], where: str) -> None:
+def check_supported(tensors: dict[str, CpuTensor], ops: list[CpuOp], where: str) -> None:
+    """Every operator, operand count, tensor type and rank the kernels run, else all of what
+    they do not, at once.
+
+    Raises:
+        CpuGraphError: names each operator/tensor the kernel library does not run.
+    """
     problems = [f"{op.op}" for op in ops if op.op not in OPS]
+    problems += [f"{op.op} with {len(op.inputs)} inputs (at most {MAX_INPUTS})" for op in ops
+                 if len(op.inputs) > MAX_INPUTS]  # fmt: skip
+    problems += [f"{op.op} with {len(op.outputs)} outputs (at most {MAX_OUTPUTS})" for op in ops
+                 if len(op.outputs) > MAX_OUTPUTS]  # fmt: skip
     used = {n for op in ops for n in (*op.inputs, *op.outputs)}
     problems += [f"tensor {name} of type {tensors[name].dtype}" for name in sorted(used)
                  if tensors[name].dtype not in DTYPES]  # fmt: skip
@@ -161,15 +167,18 @@ def _check_supported(tensors: dict[str, CpuTensor], ops: list[CpuOp], where: str
         )
 
 
-def encode(tosa: Path, where: str = "") -> tuple[bytes, CpuGraphInfo]:
-    """The CPU graph bytes of the TOSA flatbuffer ``tosa`` and their info.
+def encode(tosa: Path | CpuTosaGraph, where: str = "") -> tuple[bytes, CpuGraphInfo]:
+    """The CPU graph bytes of ``tosa`` (a TOSA flatbuffer, or a graph ``read_graph`` made and
+    a caller may have cut into segments) and their info.
 
     Raises:
         CpuGraphError: an operator, type or rank the kernel library does not run.
     """
-    where = where or str(tosa)
-    graph = read_graph(Path(tosa))
-    _check_supported(graph.tensors, graph.ops, where)
+    if isinstance(tosa, CpuTosaGraph):
+        graph, where = tosa, where or "cpu graph"
+    else:
+        graph, where = read_graph(Path(tosa)), where or str(tosa)
+    check_supported(graph.tensors, graph.ops, where)
     offsets, arena = plan_arena(graph.tensors, graph.ops, graph.inputs, graph.outputs)
     used = {n for op in graph.ops for n in (*op.inputs, *op.outputs)}
     used |= set(graph.inputs) | set(graph.outputs)
@@ -224,8 +233,9 @@ def encode(tosa: Path, where: str = "") -> tuple[bytes, CpuGraphInfo]:
     )  # fmt: skip
 
 
-def write_cpu_graph(tosa: Path, out: Path, where: str = "") -> CpuGraphInfo:
-    """Write the CPU graph of ``tosa`` to ``out`` (atomically) and return its info.
+def write_cpu_graph(tosa: Path | CpuTosaGraph, out: Path, where: str = "") -> CpuGraphInfo:
+    """Write the CPU graph of ``tosa`` (a path or a ``CpuTosaGraph``) to ``out`` (atomically)
+    and return its info.
 
     Raises:
         CpuGraphError: an operator, type or rank the kernel library does not run.

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from tosa.TosaGraph import TosaGraph
 
+from pipeline.errors import UserError
 from pipeline.tosa import flatbuffer
 from pipeline.tosa.serialize import attribute_method
 
@@ -21,6 +22,10 @@ _FOLDED = {
     "SLICE": (1, 2), "RESHAPE": (1,), "TILE": (1,), "RESIZE": (1, 2, 3),
 }  # fmt: skip
 _ACCESSOR_SKIP = {"Init", "GetRootAs", "GetRootAsAttribute"}
+
+
+class CpuGraphError(UserError):
+    """The TOSA graph cannot become a CPU graph (an operator or type the kernels lack)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def _ints(values) -> list[int]:
 def _scalar(tensors: dict, name: str, where: str) -> list[int]:
     tensor = tensors[name]
     if tensor.data is None:
-        raise ValueError(f"{where}: operand {name} must be a constant; got a computed tensor")
+        raise CpuGraphError(f"{where}: operand {name} must be a constant; got a computed tensor")
     return _ints(tensor.data)
 
 

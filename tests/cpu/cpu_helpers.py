@@ -112,3 +112,28 @@ def assert_bit_exact(results: dict) -> None:
                 f"reference model (largest difference {diff.max()}, first at "
                 f"{np.unravel_index(np.argmax(diff > 0), diff.shape)}: want "
                 f"{want.flat[np.argmax(diff > 0)]}, got {got.flat[np.argmax(diff > 0)]})")
+
+
+def _c_array(name: str, data: bytes) -> str:
+    body = ",".join(str(b) for b in data) or "0"
+    return f"static const uint8_t {name}[] __attribute__((aligned(16))) = {{{body}}};\n"
+
+
+def write_check_cases(cases: dict[str, tuple[bytes, bytes, bytes]], path: Path) -> Path:
+    """The C file of runtime/tosa_cpu/check (TOSA_CPU_CHECK_CASES_C): per case name, the CPU
+    graph, its one input and its expected first output, as bytes."""
+    text = ["#include <stdint.h>\n",
+            "struct TosaCpuCheckCase { const char* name; const uint8_t* graph; uint32_t "
+            "graph_bytes; const uint8_t* input; uint32_t input_bytes; const uint8_t* expected; "
+            "uint32_t expected_bytes; };\n"]
+    entries = []
+    for i, (name, (blob, value, expected)) in enumerate(cases.items()):
+        text += [_c_array(f"graph_{i}", blob), _c_array(f"input_{i}", value),
+                 _c_array(f"expected_{i}", expected)]
+        entries.append(f'{{"{name}", graph_{i}, {len(blob)}, input_{i}, {len(value)}, '
+                       f"expected_{i}, {len(expected)}}}")
+    text.append("const struct TosaCpuCheckCase tosa_cpu_check_cases[] = {\n  "
+                + ",\n  ".join(entries) + "};\n")
+    text.append(f"const uint32_t tosa_cpu_check_count = {len(entries)};\n")
+    path.write_text("".join(text))
+    return path

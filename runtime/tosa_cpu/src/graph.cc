@@ -243,8 +243,8 @@ Error Graph::open(const void* blob, size_t size) {
   ETHOSU_RT_CHECK_HEX(word(data), ==, kMagic, Error::kBadMagic, kWhere, "magic ('TCPU')");
   ETHOSU_RT_CHECK(word(data + 4), ==, kFormatVersion, Error::kUnsupported, kWhere,
                   "format version");
-  ETHOSU_RT_CHECK(static_cast<size_t>(word(data + 8)), ==, size, Error::kTruncated, kWhere,
-                  "file bytes in the header");
+  ETHOSU_RT_CHECK(size, ==, static_cast<size_t>(word(data + 8)), Error::kTruncated, kWhere,
+                  "blob bytes (the header's file bytes)");
   blob_ = data;
   size_ = size;
   const Error e = validate(OpReader{*this}, size);

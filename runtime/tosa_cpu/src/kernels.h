@@ -76,8 +76,29 @@ void broadcast3(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor&
 }
 
 // TOSA helpers (spec pseudo-code).
-int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift, bool double_round);
-int32_t apply_scale_16(int64_t value, int32_t multiplier, int32_t shift);
+// apply_scale_32: value * multiplier, rounded right shift; with double_round a shift above
+// 31 rounds twice (at bit 31, then at the final position), as the spec does.
+inline int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift,
+                              bool double_round) {
+  int64_t round = static_cast<int64_t>(1) << (shift - 1);
+  if (double_round && shift > 31) {
+    round += value >= 0 ? (1ll << 30) : -(1ll << 30);
+  }
+  return static_cast<int32_t>((value * multiplier + round) >> shift);
+}
+
+inline int32_t apply_scale_16(int64_t value, int32_t multiplier, int32_t shift) {
+  const int64_t round = static_cast<int64_t>(1) << (shift - 1);
+  return static_cast<int32_t>((value * multiplier + round) >> shift);
+}
+
+// The low 48 bits of `v`, sign-extended: how an int48 accumulator wraps.
+inline int64_t wrap48(int64_t v) {
+  return static_cast<int64_t>(static_cast<uint64_t>(v) << 16) >> 16;
+}
+
+// The low 32 bits of `v` as int32 (two's complement wrap).
+inline int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
 void reciprocal_scale(uint32_t value, int32_t* multiplier, int32_t* shift);
 
 // Checks shared by kernels.

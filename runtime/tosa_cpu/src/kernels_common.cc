@@ -1,10 +1,13 @@
 // Element access, shape helpers, the TOSA scaling helpers and the kernel table.
 #include <string.h>
 
+#include "isa.h"
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
 namespace tosa_cpu {
+
+const char* kernel_variant() { return isa_variant(); }
 
 int64_t load(const Tensor& t, size_t i) {
   const uint8_t* p = static_cast<const uint8_t*>(t.data);
@@ -80,22 +83,6 @@ bool next_index(int32_t* index, const int32_t* shape, uint32_t rank) {
     index[i] = 0;
   }
   return false;
-}
-
-// TOSA 1.0 apply_scale_32: value * multiplier, rounded right shift; with double_round a
-// shift above 31 rounds twice (at bit 31, then at the final position), as the spec does.
-int32_t apply_scale_32(int64_t value, int32_t multiplier, int32_t shift, bool double_round) {
-  int64_t round = static_cast<int64_t>(1) << (shift - 1);
-  if (double_round && shift > 31) {
-    round += value >= 0 ? (1ll << 30) : -(1ll << 30);
-  }
-  const int64_t result = (value * multiplier + round) >> shift;
-  return static_cast<int32_t>(result);
-}
-
-int32_t apply_scale_16(int64_t value, int32_t multiplier, int32_t shift) {
-  const int64_t round = static_cast<int64_t>(1) << (shift - 1);
-  return static_cast<int32_t>((value * multiplier + round) >> shift);
 }
 
 void reciprocal_scale(uint32_t value, int32_t* multiplier, int32_t* shift) {

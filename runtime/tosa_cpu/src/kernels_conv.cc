@@ -1,6 +1,9 @@
 // CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, AVG_POOL2D, MAX_POOL2D (NHWC), as the
 // TOSA 1.0 pseudo-code: int8 x int8 -> int32 and int16 x int8 -> int48, zero points
 // subtracted before the product, padding contributes nothing, bias added last.
+#include <type_traits>
+
+#include "isa.h"
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
@@ -66,39 +69,108 @@ void read_window(const int32_t* a, Conv* c) {
   c->stride_x = a[5];
 }
 
+// sum over the input channels of (x - input_zp) * (w - weight_zp) through the ISA's dot
+// products (isa.h): int8 in 32 bits, int16 (zero point 0) in 64.
+template <typename In>
+int64_t channel_dot(const In* x, const int8_t* w, const Conv& c, int32_t len) {
+  if constexpr (std::is_same<In, int8_t>::value) {
+    return dot8_corrected(dot8(x, w, len), len, c.izp, c.wzp);
+  } else {
+    return dot16x8(x, w, len, c.wzp);  // check_zp: an int16 input's zero point is 0
+  }
+}
+
 template <typename In>
 void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                 const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
+  // check_types: int8 -> int32 bias and output, int16 -> int48 (stored as int64).
+  const int32_t* bias32 = static_cast<const int32_t*>(bias.data);
+  const int64_t* bias48 = static_cast<const int64_t*>(bias.data);
+  // Without dilation, a kernel row whose taps all fall inside the input is one contiguous
+  // run of KW x IC values in both the input (NHWC) and the weights (OHWI): one dot product.
+  const int32_t row = c.kw * c.ic;
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
       for (int32_t ox = 0; ox < c.ow; ++ox) {
         const int32_t iy = oy * c.stride_y - c.pad_top;
         const int32_t ix = ox * c.stride_x - c.pad_left;
+        const bool whole_rows = c.dil_x == 1 && ix >= 0 && ix + c.kw <= c.iw;
         for (int32_t oc = 0; oc < c.oc; ++oc, ++o) {
           int64_t acc = 0;
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t y = iy + ky * c.dil_y;
+            if (y < 0 || y >= c.ih) continue;
+            const In* ip_row = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw) * c.ic;
+            const int8_t* wp_row = w + (static_cast<size_t>(oc) * c.kh + ky) * row;
+            if (whole_rows) {
+              acc += channel_dot(ip_row + static_cast<size_t>(ix) * c.ic, wp_row, c, row);
+              continue;
+            }
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t x = ix + kx * c.dil_x;
+              if (x < 0 || x >= c.iw) continue;
+              acc += channel_dot(ip_row + static_cast<size_t>(x) * c.ic,
+                                 wp_row + static_cast<size_t>(kx) * c.ic, c, c.ic);
+            }
+          }
+          if constexpr (std::is_same<In, int8_t>::value) {
+            static_cast<int32_t*>(out.data)[o] = wrap32(acc + bias32[bias_bc ? 0 : oc]);
+          } else {
+            static_cast<int64_t*>(out.data)[o] = wrap48(acc + bias48[bias_bc ? 0 : oc]);
+          }
+        }
+      }
+    }
+  }
+}
+
+#if defined(TOSA_CPU_MVE)
+// Depthwise int8 with one weight per channel (M = 1): 8 channels per step, widened to 16
+// bits, zero points subtracted, products of even and odd lanes accumulated in 32 bits.
+void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tensor& bias,
+                   const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  const int16x8_t izp = vdupq_n_s16(static_cast<int16_t>(c.izp));
+  const int16x8_t wzp = vdupq_n_s16(static_cast<int16_t>(c.wzp));
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        for (int32_t c0 = 0; c0 < c.ic; c0 += 8) {
+          const mve_pred16_t p = vctp16q(static_cast<uint32_t>(c.ic - c0));
+          int32x4_t even = vdupq_n_s32(0), odd = vdupq_n_s32(0);
           for (int32_t ky = 0; ky < c.kh; ++ky) {
             const int32_t y = iy + ky * c.dil_y;
             if (y < 0 || y >= c.ih) continue;
             for (int32_t kx = 0; kx < c.kw; ++kx) {
               const int32_t x = ix + kx * c.dil_x;
               if (x < 0 || x >= c.iw) continue;
-              const In* ip = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic;
-              const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
-              int64_t sum = 0;
-              for (int32_t i = 0; i < c.ic; ++i) {
-                sum += static_cast<int64_t>(ip[i] - c.izp) * (wp[i] - c.wzp);
-              }
-              acc += sum;
+              const int8_t* ip = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw + x) * c.ic + c0;
+              const int8_t* wp = w + (static_cast<size_t>(ky) * c.kw + kx) * c.ic + c0;
+              const int16x8_t xv = vsubq_s16(vldrbq_z_s16(ip, p), izp);
+              const int16x8_t wv = vsubq_s16(vldrbq_z_s16(wp, p), wzp);
+              even = vaddq_s32(even, vmullbq_int_s16(xv, wv));
+              odd = vaddq_s32(odd, vmulltq_int_s16(xv, wv));
             }
           }
-          store(out, o, acc + load(bias, bias_bc ? 0 : static_cast<size_t>(oc)));
+          int32_t e[4], d[4];
+          vst1q_s32(e, even);
+          vst1q_s32(d, odd);
+          for (int32_t j = 0; j < 8 && c0 + j < c.ic; ++j) {
+            const size_t oc = static_cast<size_t>(c0 + j);
+            const int64_t acc = (j % 2 == 0) ? e[j / 2] : d[j / 2];
+            store(out, o + oc, acc + load(bias, bias_bc ? 0 : oc));
+          }
         }
       }
     }
   }
 }
+#endif
 
 template <typename In>
 void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
@@ -155,11 +227,7 @@ void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tens
             const size_t ob = ((static_cast<size_t>(n) * c.oh + oy) * c.ow + ox) * c.oc;
             for (int32_t oc = 0; oc < c.oc; ++oc) {
               const int8_t* wp = w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic;
-              int64_t sum = 0;
-              for (int32_t i = 0; i < c.ic; ++i) {
-                sum += static_cast<int64_t>(ip[i] - c.izp) * (wp[i] - c.wzp);
-              }
-              store(out, ob + oc, load(out, ob + oc) + sum);
+              store(out, ob + oc, load(out, ob + oc) + channel_dot(ip, wp, c, c.ic));
             }
           }
         }
@@ -234,6 +302,12 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
   if (!run) return Error::kOk;
   const int8_t* wp = static_cast<const int8_t*>(w.data);
   if (in.dtype == DType::kInt8) {
+#if defined(TOSA_CPU_MVE)
+    if (c.m == 1) {
+      depthwise_mve(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+      return Error::kOk;
+    }
+#endif
     depthwise_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
   } else {
     depthwise_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
@@ -276,6 +350,38 @@ Error transpose_conv2d(const OpArgs& op, bool run) {
   return Error::kOk;
 }
 
+namespace {
+
+// int8 MATMUL through the ISA's dot product: B's column is gathered into a contiguous
+// chunk (on the stack) and reused for every row of A.
+void matmul_int8(const Tensor& a, const Tensor& b, const Tensor& out, int32_t n, int32_t h,
+                 int32_t c, int32_t w, int32_t azp, int32_t bzp) {
+  constexpr int32_t kChunk = 256;
+  int8_t column[kChunk];
+  const int8_t* ap = static_cast<const int8_t*>(a.data);
+  const int8_t* bp = static_cast<const int8_t*>(b.data);
+  for (int32_t in = 0; in < n; ++in) {
+    for (int32_t x = 0; x < w; ++x) {
+      for (int32_t y = 0; y < h; ++y) {
+        store(out, (static_cast<size_t>(in) * h + y) * w + x, 0);
+      }
+      for (int32_t k0 = 0; k0 < c; k0 += kChunk) {
+        const int32_t len = c - k0 < kChunk ? c - k0 : kChunk;
+        for (int32_t k = 0; k < len; ++k) {
+          column[k] = bp[(static_cast<size_t>(in) * c + k0 + k) * w + x];
+        }
+        for (int32_t y = 0; y < h; ++y) {
+          const int8_t* row = ap + (static_cast<size_t>(in) * h + y) * c + k0;
+          const size_t o = (static_cast<size_t>(in) * h + y) * w + x;
+          store(out, o, load(out, o) + dot8_corrected(dot8(row, column, len), len, azp, bzp));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Error matmul(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 2, 1, 2));
   const Tensor &a = op.inputs[0], &b = op.inputs[1], &out = op.outputs[0];
@@ -298,6 +404,10 @@ Error matmul(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_zp(op, a.dtype, azp));
   ETHOSU_RT_TRY(check_zp(op, b.dtype, bzp));
   if (!run) return Error::kOk;
+  if (int8) {
+    matmul_int8(a, b, out, n, h, c, w, azp, bzp);
+    return Error::kOk;
+  }
   size_t o = 0;
   for (int32_t in = 0; in < n; ++in) {
     for (int32_t y = 0; y < h; ++y) {

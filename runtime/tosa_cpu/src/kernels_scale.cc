@@ -3,6 +3,56 @@
 #include "tosa_cpu/ops.h"
 
 namespace tosa_cpu {
+namespace {
+
+// RESCALE between signed types, typed loops: rows x channels, multiplier/shift per channel
+// (channels = 1 when per tensor).
+template <typename In, typename Out, typename Mult>
+void rescale_run(const Tensor& in, const Tensor& out, const Mult* m, const int8_t* s,
+                 size_t channels, bool scale32, bool double_round, int64_t izp, int64_t ozp) {
+  const In* x = static_cast<const In*>(in.data);
+  Out* y = static_cast<Out*>(out.data);
+  const int64_t lo = type_min(out.dtype), hi = type_max(out.dtype);
+  const size_t rows = in.elements / channels;
+  for (size_t r = 0; r < rows; ++r, x += channels, y += channels) {
+    for (size_t c = 0; c < channels; ++c) {
+      const int64_t v = static_cast<int64_t>(x[c]) - izp;
+      const int32_t scaled = scale32 ? apply_scale_32(v, m[c], s[c], double_round)
+                                     : apply_scale_16(v, m[c], s[c]);
+      y[c] = static_cast<Out>(clamp64(scaled + ozp, lo, hi));
+    }
+  }
+}
+
+// The typed loop for the pairs the lowering emits (conv/matmul accumulators to activations,
+// activations to int32 for elementwise arithmetic); false for any other, which the generic
+// loop handles.
+bool rescale_fast(const Tensor& in, const Tensor& out, const Tensor& mult, const Tensor& shift,
+                  size_t channels, bool scale32, bool double_round, int64_t izp, int64_t ozp) {
+  const int8_t* s = static_cast<const int8_t*>(shift.data);
+  const int32_t* m32 = static_cast<const int32_t*>(mult.data);
+  const auto pair = [&](DType a, DType b) { return in.dtype == a && out.dtype == b; };
+  if (!scale32) {
+    if (!pair(DType::kInt48, DType::kInt16)) return false;
+    rescale_run<int64_t, int16_t>(in, out, static_cast<const int16_t*>(mult.data), s, channels,
+                                  false, false, izp, ozp);
+  } else if (pair(DType::kInt32, DType::kInt8)) {
+    rescale_run<int32_t, int8_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+  } else if (pair(DType::kInt32, DType::kInt16)) {
+    rescale_run<int32_t, int16_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+  } else if (pair(DType::kInt32, DType::kInt32)) {
+    rescale_run<int32_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+  } else if (pair(DType::kInt8, DType::kInt32)) {
+    rescale_run<int8_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+  } else if (pair(DType::kInt16, DType::kInt32)) {
+    rescale_run<int16_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 // Attrs: scale32 rounding_mode per_channel input_zp output_zp input_unsigned output_unsigned.
 Error rescale(const OpArgs& op, bool run) {
@@ -40,6 +90,10 @@ Error rescale(const OpArgs& op, bool run) {
     ETHOSU_RT_CHECK(load(shift, c), <=, 62, Error::kBadValue, where, "shift");
   }
   if (!run) return Error::kOk;
+  if (!in_unsigned && !out_unsigned &&
+      rescale_fast(in, out, mult, shift, channels, scale32, double_round, izp, ozp)) {
+    return Error::kOk;
+  }
   const int64_t lo = out_unsigned ? 0 : type_min(out.dtype);
   const int64_t hi = out_unsigned ? 2 * type_max(out.dtype) + 1 : type_max(out.dtype);
   const uint64_t in_mask = (1ull << (8 * dtype_size(in.dtype) - 1) << 1) - 1;

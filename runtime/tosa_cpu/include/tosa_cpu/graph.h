@@ -40,6 +40,10 @@ size_t dtype_size(DType dtype);
 // "int8", "int48", ...; "unknown" for others.
 const char* dtype_name(DType dtype);
 
+// The kernel variant this library was built with: "mve", "dsp", "neon" or "portable"
+// (runtime/tosa_cpu/src/isa.h; CMake -DTOSA_CPU_KERNELS=portable forces the last).
+const char* kernel_variant();
+
 // A tensor of the graph: its type and shape, and where its data is (null before bind()
 // for tensors in the arena).
 struct Tensor {

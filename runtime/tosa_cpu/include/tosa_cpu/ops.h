@@ -45,7 +45,6 @@ enum Op : uint32_t {
   kReduceAny = 50,
   kReduceMax = 51,
   kReduceMin = 52,
-  kReduceProduct = 53,
   kReduceSum = 54,
   kConcat = 55,
   kPad = 56,
