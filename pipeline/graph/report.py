@@ -60,6 +60,10 @@ def _cpu_entry(build: ModelBuild, folder: Path) -> dict:
     if build.cpu_verify is not None:
         copy_view(build.cpu_verify.outputs["report"], folder / "cpu_verify.json")
         entry["verify"] = json.loads(build.cpu_verify.outputs["report"].read_text())
+        # The estimated cost of each operator: instructions retired under QEMU -icount.
+        costs = entry["verify"].get("op_instructions") or [None] * len(plan["operators"])
+        entry["operators"] = [{**op, "instructions": n} for op, n in zip(plan["operators"], costs)]
+        entry["instructions"] = entry["verify"].get("instructions")
     return entry
 
 
@@ -127,6 +131,8 @@ def summary_line(target: str, model: str, entry: dict) -> str:
             counts[op["op"]] = counts.get(op["op"], 0) + 1
         ops = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
         text += f"; CPU: {len(cpu['operators'])} ops ({ops}), arena {cpu['arena_bytes']} B"
+        if cpu.get("instructions"):
+            text += f", {cpu['instructions']:,} instructions"
         check = cpu.get("verify")
         if check:
             emulated = check["qemu_cpu"] + (f" for {check['cpu']}" if check["substitute"] else "")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -56,14 +57,27 @@ def _semihosting_arg(value: str) -> str:
     return "arg=" + value.replace(",", ",,")  # QEMU option values escape commas by doubling
 
 
-def _runner_argv(inputs: dict, qemu: str, qemu_cpu: str, args: list[str]) -> list[str]:
+def _runner_argv(inputs: dict, qemu: str, qemu_cpu: str, args: list[str],
+                 icount: bool = False) -> list[str]:
     if qemu == "qemu-aarch64":
         return ["qemu-aarch64", "-cpu", qemu_cpu, str(inputs["runner"]), "--model",
                 str(inputs["artifact"]), *args]
     semihosting = ",".join(["enable=on", "target=native", "arg=tosa_cpu_runner",
                             *map(_semihosting_arg, args)])
-    return ["qemu-system-arm", "-M", qemu, "-nographic", "-monitor", "none",
-            "-semihosting-config", semihosting, "-kernel", str(inputs["firmware"])]
+    # -icount shift=0: every instruction advances the virtual clock by 1 ns (deterministic).
+    return ["qemu-system-arm", "-M", qemu, *(["-icount", "shift=0"] if icount else []),
+            "-nographic", "-monitor", "none", "-semihosting-config", semihosting,
+            "-kernel", str(inputs["firmware"])]
+
+
+def _instructions(inputs: dict, qemu: str, args: list[str], work: Path, where: str) -> list:
+    """Instructions each operator retires on the first test sample (bare metal: the runner's
+    --profile under QEMU -icount, its SysTick ticks scaled by a calibration loop)."""
+    out = _run(_runner_argv(inputs, qemu, "", [*args, "--profile"], icount=True), work, where)
+    calibration = re.search(r"calibration: 2000000 instructions in (\d+) ticks", out)
+    per_tick = 2_000_000 / max(int(calibration[1]), 1)
+    return [round(int(ticks) * per_tick)
+            for ticks in re.findall(r"^op \d+ \S+: (\d+) ticks", out, re.MULTILINE)]
 
 
 def _run(argv: list[str], cwd: Path, where: str) -> str:
@@ -154,7 +168,7 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
     opts = {"qemu": qemu, "qemu_cpu": qemu_cpu}
     outputs = [{"name": n, "values": 0, "values_differing": 0, "max_abs_diff": 0}
                for n in out_names]
-    first = None
+    first, cost = None, None
     with tempfile.TemporaryDirectory(prefix="cpu-verify-") as tmp:
         work = Path(tmp)
         for s, feed in enumerate(feeds):
@@ -179,10 +193,16 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
             if bad is not None:
                 first = _first_differing_op(inputs, feed, args, plan, io, work, opts, where)
                 _fail(where, bad, s, first, qemu, qemu_cpu)
+            if s == 0 and "firmware" in inputs:
+                cost = _instructions(inputs, qemu, args, work, where)
     record = {"passed": True, "check": "bit-exact against the TOSA reference model",
               "cpu": cpu, "qemu": qemu, "qemu_cpu": qemu_cpu, "substitute": substitute,
               "samples": len(feeds), "outputs": outputs,
-              "operators": len(plan["operators"]), "arena_bytes": plan["arena_bytes"]}
+              "operators": len(plan["operators"]), "arena_bytes": plan["arena_bytes"],
+              # Bare metal: instructions retired per operator under QEMU -icount on the first
+              # sample (the estimate of cost on the target's ISA); Linux: None (user-mode
+              # QEMU has no instruction clock).
+              "instructions": sum(cost) if cost else None, "op_instructions": cost}
     write_atomic(Path(report), json.dumps(record, indent=2).encode())
     return Path(report)
 

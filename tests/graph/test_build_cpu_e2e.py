@@ -124,6 +124,11 @@ def test_every_model_runs_bit_exact_under_qemu_on_each_cpu(project):
             assert all(o["values"] > 0 and o["values_differing"] == 0 for o in check["outputs"])
             assert 0 < cpu["arena_bytes"] <= cpu["tensor_bytes"] + 16 * len(cpu["operators"])
             assert {op["runs_on"] for op in cpu["operators"]} == {"cpu"}
+            costs = [op["instructions"] for op in cpu["operators"]]
+            if target == "a53-cpu":  # user-mode QEMU has no instruction clock
+                assert cpu["instructions"] is None and set(costs) == {None}
+            else:
+                assert all(n > 0 for n in costs) and cpu["instructions"] == sum(costs)
             folder = project / "build" / target / model
             assert (folder / "model.cpu.bin").stat().st_size == cpu["artifact_bytes"]
             if target != "a53-cpu":
@@ -146,8 +151,8 @@ def test_the_firmware_arena_is_the_memory_plan(project):
 def test_the_summary_line_says_where_operators_run_and_the_arena(project):
     log = (project / "cold.log").read_text()
     line = next(ln for ln in log.splitlines() if "m4-cpu/cnn: verified" in ln)
-    assert re.search(r"CPU: \d+ ops \(.*CONV2D.*\), arena \d+ B; QEMU mps2-an386 "
-                     r"\(cortex-m4\): bit-exact", line), line
+    assert re.search(r"CPU: \d+ ops \(.*CONV2D.*\), arena \d+ B, [\d,]+ instructions; QEMU "
+                     r"mps2-an386 \(cortex-m4\): bit-exact", line), line
 
 
 def test_a_cpu_qemu_lacks_is_reported_as_run_on_another(project):
