@@ -134,6 +134,29 @@ def _first_differing_op(inputs: dict, feed: dict, args: list[str], plan: dict, i
     return None
 
 
+def _write_inputs(io: dict, feed: dict, sample: int, work: Path) -> list[str]:
+    """The sample's quantized inputs as raw files in torch's layout; their names."""
+    files = []
+    for k, entry in enumerate(io["inputs"]):
+        array = _torch_order(feed[entry.get("tosa_name", entry["name"])], entry)
+        files.append(f"in-{sample}-{k}.bin")
+        (work / files[-1]).write_bytes(np.ascontiguousarray(array, NUMPY[entry["dtype"]]).tobytes())
+    return files
+
+
+def _compare_outputs(io: dict, want: dict, prefix: Path, outputs: list[dict]) -> None:
+    """Add one sample's comparison of the runner's outputs (``<prefix>-<i>.bin``) with the
+    reference model's to the per-output counts."""
+    for i, entry in enumerate(io["outputs"]):
+        expected = _torch_order(np.asarray(want[entry["name"]]), entry)
+        raw = Path(f"{prefix}-{i}.bin").read_bytes()
+        got = np.frombuffer(raw, NUMPY[entry["dtype"]]).reshape(expected.shape)
+        count, largest = _differ(got, expected)
+        outputs[i]["values"] += int(expected.size)
+        outputs[i]["values_differing"] += count
+        outputs[i]["max_abs_diff"] = max(outputs[i]["max_abs_diff"], largest)
+
+
 def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str,
                substitute: str | None, where: str = "") -> Path:
     """Run the CPU artifact under QEMU on every test sample against the reference model.
@@ -168,27 +191,14 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
     opts = {"qemu": qemu, "qemu_cpu": qemu_cpu}
     outputs = [{"name": n, "values": 0, "values_differing": 0, "max_abs_diff": 0}
                for n in out_names]
-    first, cost = None, None
+    cost = None
     with tempfile.TemporaryDirectory(prefix="cpu-verify-") as tmp:
         work = Path(tmp)
         for s, feed in enumerate(feeds):
-            files = []
-            for k, entry in enumerate(io["inputs"]):
-                array = _torch_order(feed[entry.get("tosa_name", entry["name"])], entry)
-                files.append(f"in-{s}-{k}.bin")
-                (work / files[-1]).write_bytes(
-                    np.ascontiguousarray(array, NUMPY[entry["dtype"]]).tobytes())
-            args = ["--input", ",".join(files), "--output", f"out-{s}"]
+            args = ["--input", ",".join(_write_inputs(io, feed, s, work)), "--output", f"out-{s}"]
             _run(_runner_argv(inputs, qemu, qemu_cpu, args), work, where)
             want = run_reference_model(Path(inputs["tosa"]), feed, out_names, where=where)
-            for i, entry in enumerate(io["outputs"]):
-                expected = _torch_order(np.asarray(want[entry["name"]]), entry)
-                raw = (work / f"out-{s}-{i}.bin").read_bytes()
-                got = np.frombuffer(raw, NUMPY[entry["dtype"]]).reshape(expected.shape)
-                count, largest = _differ(got, expected)
-                outputs[i]["values"] += int(expected.size)
-                outputs[i]["values_differing"] += count
-                outputs[i]["max_abs_diff"] = max(outputs[i]["max_abs_diff"], largest)
+            _compare_outputs(io, want, work / f"out-{s}", outputs)
             bad = next((o for o in outputs if o["values_differing"]), None)
             if bad is not None:
                 first = _first_differing_op(inputs, feed, args, plan, io, work, opts, where)
