@@ -235,18 +235,34 @@ def _damaged(data: bytes, case: str) -> bytes:
     if case == "renamed":
         out[8] = ord("X")  # "cpu_grapX"
     elif case == "io_count":
-        struct.pack_into("<I", out, io_meta + 32 + 8, 2)  # io_meta n_inputs: 2
+        count = struct.unpack_from("<I", out, io_meta + 32 + 8)[0]
+        struct.pack_into("<I", out, io_meta + 32 + 8, count + 1)  # one input more than the graph
     elif case == "arena":
         struct.pack_into("<I", out, 32 + 12, 1 << 30)  # the plan asks for 1 GiB
     return bytes(out)
 
 
-@pytest.mark.parametrize("case, message", [
+@pytest.fixture(scope="module")
+def host_runner(request) -> Path:
+    """The CPU runner built for the host with ASan and UBSan (Debug)."""
+    from tests.runtime.runtime_helpers import build_dir, cmake_build
+
+    build = cmake_build(build_dir(request, "host-cpu-asan"), "host", "host",
+                        "-DETHOSU_RT_RUNNER=cpu", "-DETHOSU_RT_SANITIZE=ON",
+                        build_type="Debug", targets=("tosa_cpu_runner",))
+    return build / "bin" / "tosa_cpu_runner"
+
+
+CASES = [
+
     ("truncated", "cpu_end_stream: bytes left for the block header must be >= 32; got 16"),
     ("renamed", "cpu_graph: block name must be the next CPU artifact block"),
     ("io_count", "io_meta: input count (the graph's) must be 1; got 2"),
     ("arena", "cpu model: arena bytes (the memory plan's) must be >= 1073741824; got 67108864"),
-])
+]
+
+
+@pytest.mark.parametrize("case, message", CASES)
 def test_the_runner_refuses_a_damaged_artifact_in_one_line(project, tmp_path, case, message):
     data = (project / "build" / "a53-cpu" / "cnn" / "model.cpu.bin").read_bytes()
     (tmp_path / "bad.bin").write_bytes(_damaged(data, case))
@@ -256,3 +272,24 @@ def test_the_runner_refuses_a_damaged_artifact_in_one_line(project, tmp_path, ca
     assert proc.returncode == 1
     assert re.fullmatch(r"tosa_cpu_runner: error: cpu_model\.cc:\d+: " + re.escape(message),
                         proc.stdout.strip()), proc.stdout
+
+
+def test_the_runner_is_clean_under_asan_and_ubsan_on_the_host(project, host_runner, tmp_path):
+    """Every model and every damaged artifact above through the host build with sanitizers:
+    the same outputs as the aarch64 runner's, the same one-line refusals, nothing on stderr."""
+    folder = project / "build" / "a53-cpu"
+    runners = {"host": [str(host_runner)],
+               "aarch64": ["qemu-aarch64", str(folder / "tosa_cpu_runner")]}
+    for model in ("add", "cnn"):
+        artifact = folder / model / "model.cpu.bin"
+        for name, runner in runners.items():
+            proc = subprocess.run([*runner, "--model", str(artifact), "--output", name],
+                                  capture_output=True, text=True, cwd=tmp_path, timeout=120)
+            assert proc.returncode == 0 and not proc.stderr, proc.stdout + proc.stderr
+        assert (tmp_path / "host-0.bin").read_bytes() == (tmp_path / "aarch64-0.bin").read_bytes()
+        for case, message in CASES:
+            (tmp_path / "bad.bin").write_bytes(_damaged(artifact.read_bytes(), case))
+            proc = subprocess.run([str(host_runner), "--model", str(tmp_path / "bad.bin")],
+                                  capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 1 and not proc.stderr, proc.stderr
+            assert message.split(" must ")[0] in proc.stdout, proc.stdout
