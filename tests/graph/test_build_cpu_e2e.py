@@ -1,8 +1,9 @@
 """End to end: `doit build` of CPU-only targets (npu: null) with the real torch, tosa-tools,
 cross compilers, kernel library and QEMU: Cortex-M55 (MVE, mps3-an547), Cortex-M4 (DSP,
 mps2-an386), Cortex-A53 Linux (qemu-aarch64) with both example models; the add model on the
-Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on a Cortex-M0+ and M85 that QEMU
-lacks (run on the mps2-an385's Cortex-M3 and the mps3-an547's M55); then every other example
+Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on the Cortex-M0+, M23, M52 and M85
+that QEMU lacks (run on the mps2-an385's Cortex-M3, the mps2-an505's M33 and the mps3-an547's
+M55); then every other example
 model (the MLPerf Tiny networks, MobileNetV2, a transformer block) on the M55, M4 and A53.
 Module-scoped builds sharing one store, which persists in pytest's cache, so a later session
 restores instead of recomputing.
@@ -47,11 +48,14 @@ targets:
   m7-cpu: {cpu: cortex-m7, models: [add]}
   m33-cpu: {cpu: cortex-m33, models: [add]}
   m85-cpu: {cpu: cortex-m85, models: [add]}
+  m23-cpu: {cpu: cortex-m23, models: [add]}
+  m52-cpu: {cpu: cortex-m52, models: [add]}
 """
 MACHINES = {"m55-cpu": ("mps3-an547", "cortex-m55"), "m4-cpu": ("mps2-an386", "cortex-m4"),
             "a53-cpu": ("qemu-aarch64", "cortex-a53"), "m0-cpu": ("mps2-an385", "cortex-m3"),
             "m7-cpu": ("mps2-an500", "cortex-m7"), "m33-cpu": ("mps2-an505", "cortex-m33"),
-            "m85-cpu": ("mps3-an547", "cortex-m55")}
+            "m85-cpu": ("mps3-an547", "cortex-m55"), "m23-cpu": ("mps2-an505", "cortex-m33"),
+            "m52-cpu": ("mps3-an547", "cortex-m55")}
 
 
 MLPERF = ["ds_cnn", "resnet8", "mobilenet_v1", "autoencoder", "mobilenet_v2", "transformer"]
@@ -159,8 +163,10 @@ def test_a_cpu_qemu_lacks_is_reported_as_run_on_another(project):
     check = _report(project, "m0-cpu")["models"]["add"]["cpu"]["verify"]
     assert check["cpu"] == "cortex-m0plus" and check["qemu_cpu"] == "cortex-m3"
     assert "QEMU emulates no Cortex-M0/M0+" in check["substitute"]
-    check = _report(project, "m85-cpu")["models"]["add"]["cpu"]["verify"]
-    assert "QEMU emulates no Cortex-M85" in check["substitute"]
+    for target, cpu in (("m85-cpu", "Cortex-M85"), ("m52-cpu", "Cortex-M52"),
+                        ("m23-cpu", "Cortex-M23")):
+        check = _report(project, target)["models"]["add"]["cpu"]["verify"]
+        assert f"QEMU emulates no {cpu}" in check["substitute"]
     assert "QEMU mps2-an385 (cortex-m3 for cortex-m0plus): bit-exact" in (
         project / "cold.log").read_text()
     assert _report(project, "m55-cpu")["models"]["add"]["cpu"]["verify"]["substitute"] is None
