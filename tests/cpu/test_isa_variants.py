@@ -117,6 +117,6 @@ def test_library_uses_no_heap_exceptions_or_rtti_and_fits_32_kib(request):
                 build / "lib" / "libethosu_rt_common.a"]).stdout
     text = int(size.strip().splitlines()[-1].split()[0])
     # Every kernel (CONV2D's file at -O2, the rest -Os) plus all of common/, Cortex-M55 MVE,
-    # Release, check texts off: measured 23,540 + 6,900 B. The goal: kernels +
+    # Release, check texts off: measured 24,340 + 6,900 B. The goal: kernels +
     # runtime under 32 KiB of code.
     assert text < 32 * 1024, size

@@ -1,6 +1,8 @@
 // CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, AVG_POOL2D, MAX_POOL2D (NHWC), as the
 // TOSA 1.0 pseudo-code: int8 x int8 -> int32 and int16 x int8 -> int48, zero points
 // subtracted before the product, padding contributes nothing, bias added last.
+#include <string.h>
+
 #include <type_traits>
 
 #include "isa.h"
@@ -80,46 +82,82 @@ int64_t channel_dot(const In* x, const int8_t* w, const Conv& c, int32_t len) {
   }
 }
 
+// One output's accumulator for every output channel from a contiguous input window `x` of
+// `len` values laid out like each output channel's weights.
+template <typename In>
+void conv2d_pixel(const Conv& c, const In* x, int32_t len, const int8_t* w, const Tensor& bias,
+                  const Tensor& out, size_t o) {
+  const bool bias_bc = bias.shape[0] == 1;
+  for (int32_t oc = 0; oc < c.oc; ++oc) {
+    const int64_t acc = channel_dot(x, w + static_cast<size_t>(oc) * len, c, len);
+    // check_types: int8 -> int32 bias and output, int16 -> int48 (stored as int64).
+    if constexpr (std::is_same<In, int8_t>::value) {
+      const int32_t* b = static_cast<const int32_t*>(bias.data);
+      static_cast<int32_t*>(out.data)[o + oc] = wrap32(acc + b[bias_bc ? 0 : oc]);
+    } else {
+      const int64_t* b = static_cast<const int64_t*>(bias.data);
+      static_cast<int64_t*>(out.data)[o + oc] = wrap48(acc + b[bias_bc ? 0 : oc]);
+    }
+  }
+}
+
+// CONV2D as one dot product per output value: the window (KH x KW x IC, laid out like the
+// weights) is used in place when it is contiguous in the input (1 x KW windows inside the
+// input), else gathered into a stack buffer with padding taps set to the input zero point,
+// which contribute (zp - zp) * w = 0 exactly. Windows larger than the buffer fall back to a
+// dot product per kernel tap.
 template <typename In>
 void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                 const Tensor& out) {
-  const bool bias_bc = bias.shape[0] == 1;
-  // check_types: int8 -> int32 bias and output, int16 -> int48 (stored as int64).
-  const int32_t* bias32 = static_cast<const int32_t*>(bias.data);
-  const int64_t* bias48 = static_cast<const int64_t*>(bias.data);
-  // Without dilation, a kernel row whose taps all fall inside the input is one contiguous
-  // run of KW x IC values in both the input (NHWC) and the weights (OHWI): one dot product.
-  const int32_t row = c.kw * c.ic;
+  constexpr int32_t kWindow = 640;
+  In window[kWindow];
+  const int32_t len = c.kh * c.kw * c.ic;
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
-      for (int32_t ox = 0; ox < c.ow; ++ox) {
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.oc)) {
         const int32_t iy = oy * c.stride_y - c.pad_top;
         const int32_t ix = ox * c.stride_x - c.pad_left;
-        const bool whole_rows = c.dil_x == 1 && ix >= 0 && ix + c.kw <= c.iw;
-        for (int32_t oc = 0; oc < c.oc; ++oc, ++o) {
+        const In* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+        const bool inside = iy >= 0 && iy + (c.kh - 1) * c.dil_y < c.ih && ix >= 0 &&
+                            ix + (c.kw - 1) * c.dil_x < c.iw;
+        if (inside && c.kh == 1 && (c.kw == 1 || c.dil_x == 1)) {
+          conv2d_pixel(c, image + (static_cast<size_t>(iy) * c.iw + ix) * c.ic, len, w, bias,
+                       out, o);
+          continue;
+        }
+        if (len <= kWindow) {
+          In* p = window;
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t y = iy + ky * c.dil_y;
+            for (int32_t kx = 0; kx < c.kw; ++kx, p += c.ic) {
+              const int32_t x = ix + kx * c.dil_x;
+              if (y < 0 || y >= c.ih || x < 0 || x >= c.iw) {
+                for (int32_t i = 0; i < c.ic; ++i) p[i] = static_cast<In>(c.izp);
+              } else {
+                memcpy(p, image + (static_cast<size_t>(y) * c.iw + x) * c.ic,
+                       sizeof(In) * static_cast<size_t>(c.ic));
+              }
+            }
+          }
+          conv2d_pixel(c, window, len, w, bias, out, o);
+          continue;
+        }
+        for (int32_t oc = 0; oc < c.oc; ++oc) {  // a large window: a dot product per tap
           int64_t acc = 0;
           for (int32_t ky = 0; ky < c.kh; ++ky) {
             const int32_t y = iy + ky * c.dil_y;
             if (y < 0 || y >= c.ih) continue;
-            const In* ip_row = in + ((static_cast<size_t>(n) * c.ih + y) * c.iw) * c.ic;
-            const int8_t* wp_row = w + (static_cast<size_t>(oc) * c.kh + ky) * row;
-            if (whole_rows) {
-              acc += channel_dot(ip_row + static_cast<size_t>(ix) * c.ic, wp_row, c, row);
-              continue;
-            }
             for (int32_t kx = 0; kx < c.kw; ++kx) {
               const int32_t x = ix + kx * c.dil_x;
               if (x < 0 || x >= c.iw) continue;
-              acc += channel_dot(ip_row + static_cast<size_t>(x) * c.ic,
-                                 wp_row + static_cast<size_t>(kx) * c.ic, c, c.ic);
+              acc += channel_dot(image + (static_cast<size_t>(y) * c.iw + x) * c.ic,
+                                 w + ((static_cast<size_t>(oc) * c.kh + ky) * c.kw + kx) * c.ic,
+                                 c, c.ic);
             }
           }
-          if constexpr (std::is_same<In, int8_t>::value) {
-            static_cast<int32_t*>(out.data)[o] = wrap32(acc + bias32[bias_bc ? 0 : oc]);
-          } else {
-            static_cast<int64_t*>(out.data)[o] = wrap48(acc + bias48[bias_bc ? 0 : oc]);
-          }
+          // Same typed store as conv2d_pixel, through the generic path (rare).
+          store(out, o + oc, acc + load(bias, bias.shape[0] == 1 ? 0 : static_cast<size_t>(oc)));
         }
       }
     }
