@@ -13,7 +13,7 @@ DOIT_CONFIG = PROJECT.doit_config()
 
 
 def _stage(stage):
-    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage)
+    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage, PROJECT.remote)
 
 
 def task_export():

@@ -26,13 +26,13 @@ STAGE_DOCS = {
 PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package")
 
 
-def stage_task(inv: Invocation, store: Path, where: str) -> dict:
-    """The doit task of one stage invocation."""
+def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
+    """The doit task of one stage invocation (``remote``: a RemoteConfig or None)."""
     return {
         "basename": inv.stage,
         "name": inv.name,
         "doc": STAGE_DOCS[inv.stage],
-        "actions": [(run_stage, [inv, str(store), where])],
+        "actions": [(run_stage, [inv, str(store), where, remote])],
         "file_dep": sorted({str(p) for p in inv.inputs.values()} |
                            {str(p) for p in code_files(inv.stage)}),
         "targets": [str(p) for p in inv.outputs.values()],
@@ -46,12 +46,12 @@ def stage_task(inv: Invocation, store: Path, where: str) -> dict:
     }
 
 
-def stage_tasks(plan: Plan, store: Path, stage: str) -> Iterator[dict]:
+def stage_tasks(plan: Plan, store: Path, stage: str, remote=None) -> Iterator[dict]:
     """The invocations of one stage as subtasks of a group (``doit list`` shows the group)."""
     yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
     for inv in plan.invocations.values():
         if inv.stage == stage:
-            yield stage_task(inv, store, plan.where(inv.task))
+            yield stage_task(inv, store, plan.where(inv.task), remote)
 
 
 def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],

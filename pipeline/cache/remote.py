@@ -1,0 +1,405 @@
+"""A remote store behind the local one: local store -> remote -> compute.
+
+``remote=URL`` (or ``$ETHOSU_PIPELINE_REMOTE``) names an S3 bucket (``s3://bucket/prefix``,
+any S3-compatible server), a WebDAV / plain HTTP PUT-GET cache (``http(s)://host/path``) or a
+shared folder (``file:///mnt/cache``). The layout is Bazel's split:
+
+- ``cas/<sha[:2]>/<sha256>``: output files by content, immutable and shared between keys;
+- ``ac/<key[:2]>/<key>.json``: the entry's ``manifest.json`` (key, record, output checksums),
+  written after its blobs and never overwritten (a conditional put where the server has one),
+  so a reader never sees half an entry and two writers racing on a key both succeed.
+
+A fetched entry is checked before it reaches the local store: the manifest's record must hash
+to the key and every blob to its checksum; anything else is a miss, reported once. Uploads
+happen only with ``remote_mode=write``. The remote never fails a build: time-outs are short,
+a request is retried at most once, and then the remote is off for the rest of the run (a
+marker file in the run's state folder tells the other doit processes). The client library,
+obstore, is imported on the first local miss only, so a no-op build never loads it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pipeline.cache.key import canonical_json
+from pipeline.cache.store import MANIFEST, Store
+from pipeline.errors import UserError
+
+SCHEMES = ("s3", "http", "https", "file")
+MODES = ("read", "write")
+DEFAULT_TIMEOUT = 10.0  # seconds a request may wait for the server; connecting gets 2
+COUNTERS = ("hits", "misses", "damaged", "down", "up", "uploaded", "errors")
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    """Where the remote is and how a run uses it (picklable: doit's workers get a copy)."""
+
+    url: str
+    write: bool
+    state: str  # the run's shared state folder (off markers, counters)
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def remote_config(url: str | None, mode: str | None, state: Path) -> RemoteConfig | None:
+    """The remote from ``remote=``/``remote_mode=`` (else their environment variables); None
+    when no remote is set. Raises UserError for a URL or mode the build cannot use."""
+    url = url or os.environ.get("ETHOSU_PIPELINE_REMOTE") or None
+    mode = mode or os.environ.get("ETHOSU_PIPELINE_REMOTE_MODE") or "read"
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in SCHEMES:
+        raise UserError(f"remote={url}: the URL must start with s3://, http://, https:// or "
+                        f"file://; got '{parts.scheme or url}'")
+    if parts.username or parts.password or parts.query:
+        raise UserError(f"remote={parts.scheme}://{parts.hostname}...: the URL must hold no "
+                        "credentials or query; got some. Credentials come from AWS_* (s3) or "
+                        "ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and _PASSWORD (http)")
+    if parts.scheme == "s3" and not parts.netloc:
+        raise UserError(f"remote={url}: an s3 URL must name a bucket (s3://bucket/prefix)")
+    if mode not in MODES:
+        raise UserError(f"remote_mode={mode}: remote_mode must be one of read, write; "
+                        f"got '{mode}'")
+    raw = os.environ.get("ETHOSU_PIPELINE_REMOTE_TIMEOUT", "")
+    try:
+        timeout = float(raw) if raw else DEFAULT_TIMEOUT
+        if not 0 < timeout <= 600:
+            raise ValueError
+    except ValueError:
+        raise UserError("ETHOSU_PIPELINE_REMOTE_TIMEOUT: the time-out must be seconds in "
+                        f"(0, 600]; got '{raw}'") from None
+    return RemoteConfig(url.rstrip("/"), mode == "write", str(state), timeout)
+
+
+def record_matches(key: str, record: object) -> bool:
+    """Whether a manifest's record is the one ``key`` was computed from (a stage key, the
+    second-level key of the files an export loaded, or the index of those files)."""
+    if not isinstance(record, dict):
+        return False
+    if _sha(canonical_json(record)) == key:
+        return True
+    if set(record) == {"stage", "key"} and record["stage"] == "loaded-files":
+        return _sha(f"loaded-files:{record['key']}") == key  # graph/loaded.py index_key
+    if "loaded" in record:
+        first = _sha(canonical_json({k: v for k, v in record.items() if k != "loaded"}))
+        return _sha(canonical_json({"key": first, "loaded": record["loaded"]})) == key
+    return False
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Off(Exception):
+    """The remote failed in a way that turns it (or its writes) off for the run."""
+
+
+class Remote:
+    """One process's view of the remote: the client (made on first use), counters, and the
+    run's shared off switches."""
+
+    def __init__(self, config: RemoteConfig):
+        self.config = config
+        self.state = Path(config.state)
+        self.counts = dict.fromkeys(COUNTERS, 0)
+        self._client = None
+
+    # ---- the client -------------------------------------------------------------------
+    def client(self):
+        if self._client is None:
+            self._client = _make_client(self.config)
+        return self._client
+
+    def _call(self, op: str, *args, **kwargs):
+        """One obstore call; FileNotFoundError passes through (a miss), the rest is Off."""
+        import obstore
+        from obstore.exceptions import PermissionDeniedError, UnauthenticatedError
+
+        try:
+            return getattr(obstore, op)(self.client(), *args, **kwargs)
+        except FileNotFoundError:
+            raise
+        except (PermissionDeniedError, UnauthenticatedError) as error:
+            raise Off(f"{type(error).__name__}: access denied") from error
+        except Exception as error:  # noqa: BLE001 - the remote must never fail a build
+            raise Off(_short(error)) from error
+
+    # ---- run-wide switches ------------------------------------------------------------
+    def usable(self, writing: bool = False) -> bool:
+        if (self.state / "off").exists():
+            return False
+        return not writing or (self.config.write and not (self.state / "no-writes").exists())
+
+    def _switch_off(self, marker: str, message: str) -> None:
+        self.counts["errors"] += 1
+        self.state.mkdir(parents=True, exist_ok=True)
+        try:  # the first process to trip it warns; the others see the marker
+            with open(self.state / marker, "x") as handle:
+                handle.write(message)
+        except FileExistsError:
+            return
+        print(f"warning: {message}", file=sys.stderr, flush=True)
+
+    def _unreachable(self, why: str) -> None:
+        self._switch_off("off", f"remote cache {self.config.url} unreachable ({why}); "
+                                "continuing with the local store for the rest of this run")
+
+    # ---- download ---------------------------------------------------------------------
+    def fetch(self, store: Store, key: str, counted: bool = True) -> bool:
+        """Copy the remote entry for ``key`` into ``store`` (checked); False on a miss."""
+        if not self.usable():
+            return False
+        try:
+            found = self._fetch(store, key)
+        except Off as off:
+            self._unreachable(str(off))
+            found = False
+        if counted or found:
+            self.counts["hits" if found else "misses"] += 1
+        self.save()
+        return found
+
+    def _fetch(self, store: Store, key: str) -> bool:
+        try:
+            data = bytes(self._call("get", ac_path(key)).bytes())
+        except FileNotFoundError:
+            return False
+        self.counts["down"] += len(data)
+        manifest, why = parse_manifest(key, data)
+        if why:
+            return self._damaged(key, why)
+        store.root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".remote-", dir=store.root))
+        try:
+            files = {}
+            for name, sha in manifest["outputs"].items():
+                try:
+                    blob = bytes(self._call("get", cas_path(sha)).bytes())
+                except FileNotFoundError:
+                    return self._damaged(key, f"{name} is missing")
+                self.counts["down"] += len(blob)
+                if hashlib.sha256(blob).hexdigest() != sha:
+                    return self._damaged(key, f"{name} does not match its checksum")
+                files[name] = scratch / name
+                files[name].write_bytes(blob)
+                os.chmod(files[name], 0o755 if manifest.get("modes", {}).get(name) else 0o644)
+            store.put(key, manifest["record"], files)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return True
+
+    def _damaged(self, key: str, why: str) -> bool:
+        self.counts["damaged"] += 1
+        print(f"warning: remote cache entry {key[:12]} at {self.config.url} is damaged ({why});"
+              " recomputing", file=sys.stderr, flush=True)
+        return False
+
+    # ---- upload -----------------------------------------------------------------------
+    def upload(self, store: Store, key: str, force_write: bool = False) -> bool:
+        """Publish the local entry for ``key``: blobs first, the manifest last and only if
+        absent. True when the remote holds the entry afterwards."""
+        if not (self.usable(writing=True) or (force_write and self.usable())):
+            return False
+        try:
+            done = self._upload(store, key)
+        except Off as off:
+            if "access denied" in str(off):
+                self._switch_off("no-writes", f"remote cache {self.config.url} refused an "
+                                 f"upload ({off}); not uploading for the rest of this run")
+            else:
+                self._unreachable(str(off))
+            done = False
+        self.save()
+        return done
+
+    def _upload(self, store: Store, key: str) -> bool:
+        manifest = store.manifest(key)
+        manifest["modes"] = {name: True for name in manifest["outputs"]
+                             if os.access(store.entry(key) / name, os.X_OK)}
+        for name, sha in manifest["outputs"].items():
+            try:
+                self._call("head", cas_path(sha))
+                continue
+            except FileNotFoundError:
+                pass
+            data = (store.entry(key) / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != sha:
+                return False  # the local entry is damaged: publish nothing of it
+            self._call("put", cas_path(sha), data)
+            self.counts["up"] += len(data)
+        body = json.dumps(manifest, indent=2, sort_keys=True).encode()
+        if self._put_if_absent(ac_path(key), body):
+            self.counts["up"] += len(body)
+            self.counts["uploaded"] += 1
+        return True
+
+    def _put_if_absent(self, path: str, body: bytes) -> bool:
+        """Write ``path`` unless it exists; False when another writer got there first."""
+        from obstore.exceptions import AlreadyExistsError, PreconditionError
+
+        if urlsplit(self.config.url).scheme in ("http", "https"):
+            # WebDAV has no put-if-absent (nginx ignores If-None-Match): check, then write.
+            # Two racing writers then both write a valid manifest of the same key.
+            try:
+                self._call("head", path)
+                return False
+            except FileNotFoundError:
+                self._call("put", path, body)
+                return True
+        try:
+            self._call("put", path, body, mode="create")
+        except Off as off:
+            if isinstance(off.__cause__, (AlreadyExistsError, PreconditionError)):
+                return False
+            raise
+        return True
+
+    def keys(self) -> list[str]:
+        """Every key the remote holds an entry for (``pull``)."""
+        found = []
+        for batch in self._call("list", "ac"):
+            for meta in batch:
+                name = meta["path"].rsplit("/", 1)[-1]
+                if name.endswith(".json"):
+                    found.append(name.removesuffix(".json"))
+        return found
+
+    # ---- counters ---------------------------------------------------------------------
+    def save(self) -> None:
+        """Write this process's counters where the end-of-run summary reads them."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        (self.state / f"counts-{os.getpid()}.json").write_text(json.dumps(self.counts))
+
+
+def ac_path(key: str) -> str:
+    return f"ac/{key[:2]}/{key}.json"
+
+
+def cas_path(sha: str) -> str:
+    return f"cas/{sha[:2]}/{sha}"
+
+
+def parse_manifest(key: str, data: bytes) -> tuple[dict, str | None]:
+    """The manifest and None, or why it cannot be the entry of ``key``."""
+    try:
+        manifest = json.loads(data)
+        outputs = manifest["outputs"]
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+        return {}, f"{MANIFEST} is unreadable"
+    if manifest.get("key") != key or not record_matches(key, manifest.get("record")):
+        return {}, f"{MANIFEST} belongs to another key"
+    if not isinstance(outputs, dict) or not all(
+            isinstance(n, str) and isinstance(d, str) and len(d) == 64 and "/" not in n
+            and n not in ("", ".", "..", MANIFEST) for n, d in outputs.items()):
+        return {}, f"{MANIFEST} lists no valid outputs"
+    return manifest, None
+
+
+def _short(error: Exception) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:160]}"
+
+
+def _make_client(config: RemoteConfig):
+    """The obstore store for the URL, with bounded time-outs and at most one retry."""
+    from datetime import timedelta
+
+    from obstore.store import HTTPStore, LocalStore, S3Store
+
+    parts = urlsplit(config.url)
+    options = {"connect_timeout": f"{min(2.0, config.timeout)}s",
+               "timeout": f"{config.timeout}s"}
+    retry = {"max_retries": 1, "retry_timeout": timedelta(seconds=2 * config.timeout + 1),
+             "backoff": {"init_backoff": timedelta(milliseconds=100),
+                         "max_backoff": timedelta(seconds=1)}}
+    if parts.scheme == "file":
+        folder = Path(parts.path)
+        folder.mkdir(parents=True, exist_ok=True)
+        return LocalStore(folder)
+    if parts.scheme == "s3":
+        endpoint = (os.environ.get("ETHOSU_PIPELINE_REMOTE_ENDPOINT")
+                    or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"))
+        extra = {}
+        if endpoint:
+            extra["endpoint"] = endpoint
+            options["allow_http"] = endpoint.startswith("http://")
+        if config.write:
+            extra["checksum_algorithm"] = "SHA256"  # servers that check it refuse a bad PUT
+        return S3Store(parts.netloc, prefix=parts.path.strip("/") or None,
+                       client_options=options, retry_config=retry, **extra)
+    headers = _http_auth()
+    if headers:
+        options["default_headers"] = headers
+    options["allow_http"] = parts.scheme == "http"
+    return HTTPStore(config.url, client_options=options, retry_config=retry)
+
+
+def _http_auth() -> dict[str, str]:
+    """The Authorization header from ETHOSU_PIPELINE_REMOTE_TOKEN (bearer) or
+    ETHOSU_PIPELINE_REMOTE_USER + _PASSWORD (basic); none for anonymous reads."""
+    token = os.environ.get("ETHOSU_PIPELINE_REMOTE_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user = os.environ.get("ETHOSU_PIPELINE_REMOTE_USER")
+    if user:
+        pair = f"{user}:{os.environ.get('ETHOSU_PIPELINE_REMOTE_PASSWORD', '')}".encode()
+        return {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
+    return {}
+
+
+_OPEN: dict[RemoteConfig, Remote] = {}
+
+
+def open_remote(config: RemoteConfig | None) -> Remote | None:
+    """The process's Remote for ``config`` (one per run, so its switches and counters last)."""
+    if config is None:
+        return None
+    if config not in _OPEN:
+        _OPEN[config] = Remote(config)
+    return _OPEN[config]
+
+
+def start_run(config: RemoteConfig) -> None:
+    """Empty the run's state folder and print the summary when the doit process exits."""
+    shutil.rmtree(config.state, ignore_errors=True)
+    atexit.register(print_summary, config)
+
+
+def summary(config: RemoteConfig) -> str | None:
+    """One line: the counters of every process of the run; None when none used the remote."""
+    totals = dict.fromkeys(COUNTERS, 0)
+    files = sorted(Path(config.state).glob("counts-*.json"))
+    for file in files:
+        try:
+            for name, value in json.loads(file.read_text()).items():
+                totals[name] = totals.get(name, 0) + int(value)
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+    if not files:
+        return None
+    off = " (off after an error)" if (Path(config.state) / "off").exists() else ""
+    return (f"remote cache {config.url} ({'write' if config.write else 'read'}){off}: "
+            f"{totals['hits']} hits, {totals['misses']} misses, {totals['damaged']} damaged, "
+            f"{_mib(totals['down'])} down, {_mib(totals['up'])} up "
+            f"({totals['uploaded']} entries), {totals['errors']} errors")
+
+
+def print_summary(config: RemoteConfig) -> None:
+    line = summary(config)
+    if line:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.2f} MiB"
