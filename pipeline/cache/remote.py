@@ -24,6 +24,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -267,13 +268,19 @@ class Remote:
 
     def keys(self) -> list[str]:
         """Every key the remote holds an entry for (``pull``)."""
-        found = []
-        for batch in self._call("list", "ac"):
-            for meta in batch:
+        # One folder level at a time: WebDAV servers answer PROPFIND with Depth 1, rarely
+        # with Depth infinity (nginx's dav-ext refuses it), and S3 lists either way. Names
+        # are taken from the last path segment: obstore's HTTPStore lists paths with the
+        # URL's own path in front and the folder itself among its entries.
+        shards = {p.rstrip("/").rsplit("/", 1)[-1]
+                  for p in self._call("list_with_delimiter", "ac")["common_prefixes"]}
+        found = set()
+        for shard in sorted(s for s in shards if len(s) == 2):
+            for meta in self._call("list_with_delimiter", f"ac/{shard}")["objects"]:
                 name = meta["path"].rsplit("/", 1)[-1]
-                if name.endswith(".json"):
-                    found.append(name.removesuffix(".json"))
-        return found
+                if name.endswith(".json") and name.startswith(shard):
+                    found.add(name.removesuffix(".json"))
+        return sorted(found)
 
     # ---- counters ---------------------------------------------------------------------
     def save(self) -> None:
@@ -307,8 +314,11 @@ def parse_manifest(key: str, data: bytes) -> tuple[dict, str | None]:
 
 
 def _short(error: Exception) -> str:
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text[:160]}"
+    """obstore's message without its debug dump: the request, the retries, the cause."""
+    head, _, debug = str(error).partition("Debug source:")
+    head = re.sub(r", max_retries: \d+, retry_timeout: \S+", "", " ".join(head.split()))
+    causes = [k for k in dict.fromkeys(re.findall(r"kind: (\w+)", debug)) if k != "Request"]
+    return head[:220] + (f" ({', '.join(causes)})" if causes else "")
 
 
 def _make_client(config: RemoteConfig):
