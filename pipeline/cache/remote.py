@@ -20,7 +20,6 @@ obstore, is imported on the first local miss only, so a no-op build never loads 
 from __future__ import annotations
 
 import atexit
-import base64
 import hashlib
 import json
 import os
@@ -28,59 +27,17 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pipeline.cache.key import canonical_json
+from pipeline.cache.remote_client import RemoteConfig, make_client, remote_config, short_error
 from pipeline.cache.store import MANIFEST, Store
-from pipeline.errors import UserError
 
-SCHEMES = ("s3", "http", "https", "file")
-MODES = ("read", "write")
-DEFAULT_TIMEOUT = 10.0  # seconds a request may wait for the server; connecting gets 2
+__all__ = ["Remote", "RemoteConfig", "open_remote", "remote_config", "start_run", "summary"]
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
 COUNTERS = ("hits", "misses", "damaged", "down", "up", "uploaded", "errors")
-
-
-@dataclass(frozen=True)
-class RemoteConfig:
-    """Where the remote is and how a run uses it (picklable: doit's workers get a copy)."""
-
-    url: str
-    write: bool
-    state: str  # the run's shared state folder (off markers, counters)
-    timeout: float = DEFAULT_TIMEOUT
-
-
-def remote_config(url: str | None, mode: str | None, state: Path) -> RemoteConfig | None:
-    """The remote from ``remote=``/``remote_mode=`` (else their environment variables); None
-    when no remote is set. Raises UserError for a URL or mode the build cannot use."""
-    url = url or os.environ.get("ETHOSU_PIPELINE_REMOTE") or None
-    mode = mode or os.environ.get("ETHOSU_PIPELINE_REMOTE_MODE") or "read"
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in SCHEMES:
-        raise UserError(f"remote={url}: the URL must start with s3://, http://, https:// or "
-                        f"file://; got '{parts.scheme or url}'")
-    if parts.username or parts.password or parts.query:
-        raise UserError(f"remote={parts.scheme}://{parts.hostname}...: the URL must hold no "
-                        "credentials or query; got some. Credentials come from AWS_* (s3) or "
-                        "ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and _PASSWORD (http)")
-    if parts.scheme == "s3" and not parts.netloc:
-        raise UserError(f"remote={url}: an s3 URL must name a bucket (s3://bucket/prefix)")
-    if mode not in MODES:
-        raise UserError(f"remote_mode={mode}: remote_mode must be one of read, write; "
-                        f"got '{mode}'")
-    raw = os.environ.get("ETHOSU_PIPELINE_REMOTE_TIMEOUT", "")
-    try:
-        timeout = float(raw) if raw else DEFAULT_TIMEOUT
-        if not 0 < timeout <= 600:
-            raise ValueError
-    except ValueError:
-        raise UserError("ETHOSU_PIPELINE_REMOTE_TIMEOUT: the time-out must be seconds in "
-                        f"(0, 600]; got '{raw}'") from None
-    return RemoteConfig(url.rstrip("/"), mode == "write", str(state), timeout)
 
 
 def record_matches(key: str, record: object) -> bool:
@@ -119,7 +76,7 @@ class Remote:
     # ---- the client -------------------------------------------------------------------
     def client(self):
         if self._client is None:
-            self._client = _make_client(self.config)
+            self._client = make_client(self.config)
         return self._client
 
     def _call(self, op: str, *args, **kwargs):
@@ -134,7 +91,7 @@ class Remote:
         except (PermissionDeniedError, UnauthenticatedError) as error:
             raise Off(f"{type(error).__name__}: access denied") from error
         except Exception as error:  # noqa: BLE001 - the remote must never fail a build
-            raise Off(_short(error)) from error
+            raise Off(short_error(error)) from error
 
     # ---- run-wide switches ------------------------------------------------------------
     def usable(self, writing: bool = False) -> bool:
@@ -194,7 +151,7 @@ class Remote:
                     return self._damaged(key, f"{name} does not match its checksum")
                 files[name] = scratch / name
                 files[name].write_bytes(blob)
-                os.chmod(files[name], 0o755 if manifest.get("modes", {}).get(name) else 0o644)
+                os.chmod(files[name], 0o755 if name in manifest["modes"] else 0o644)
             store.put(key, manifest["record"], files)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -207,10 +164,10 @@ class Remote:
         return False
 
     # ---- upload -----------------------------------------------------------------------
-    def upload(self, store: Store, key: str, force_write: bool = False) -> bool:
+    def upload(self, store: Store, key: str) -> bool:
         """Publish the local entry for ``key``: blobs first, the manifest last and only if
         absent. True when the remote holds the entry afterwards."""
-        if not (self.usable(writing=True) or (force_write and self.usable())):
+        if not self.usable(writing=True):
             return False
         try:
             done = self._upload(store, key)
@@ -278,8 +235,9 @@ class Remote:
         for shard in sorted(s for s in shards if len(s) == 2):
             for meta in self._call("list_with_delimiter", f"ac/{shard}")["objects"]:
                 name = meta["path"].rsplit("/", 1)[-1]
-                if name.endswith(".json") and name.startswith(shard):
-                    found.add(name.removesuffix(".json"))
+                key = name.removesuffix(".json")
+                if name.endswith(".json") and HEX64.fullmatch(key) and key.startswith(shard):
+                    found.add(key)
         return sorted(found)
 
     # ---- counters ---------------------------------------------------------------------
@@ -307,65 +265,12 @@ def parse_manifest(key: str, data: bytes) -> tuple[dict, str | None]:
     if manifest.get("key") != key or not record_matches(key, manifest.get("record")):
         return {}, f"{MANIFEST} belongs to another key"
     if not isinstance(outputs, dict) or not all(
-            isinstance(n, str) and isinstance(d, str) and len(d) == 64 and "/" not in n
+            isinstance(n, str) and isinstance(d, str) and HEX64.fullmatch(d) and "/" not in n
             and n not in ("", ".", "..", MANIFEST) for n, d in outputs.items()):
         return {}, f"{MANIFEST} lists no valid outputs"
+    modes = manifest.get("modes", {})  # executable files (not in the key: a runner's x bit)
+    manifest["modes"] = {n for n in modes if n in outputs} if isinstance(modes, dict) else set()
     return manifest, None
-
-
-def _short(error: Exception) -> str:
-    """obstore's message without its debug dump: the request, the retries, the cause."""
-    head, _, debug = str(error).partition("Debug source:")
-    head = re.sub(r", max_retries: \d+, retry_timeout: \S+", "", " ".join(head.split()))
-    causes = [k for k in dict.fromkeys(re.findall(r"kind: (\w+)", debug)) if k != "Request"]
-    return head[:220] + (f" ({', '.join(causes)})" if causes else "")
-
-
-def _make_client(config: RemoteConfig):
-    """The obstore store for the URL, with bounded time-outs and at most one retry."""
-    from datetime import timedelta
-
-    from obstore.store import HTTPStore, LocalStore, S3Store
-
-    parts = urlsplit(config.url)
-    options = {"connect_timeout": f"{min(2.0, config.timeout)}s",
-               "timeout": f"{config.timeout}s"}
-    retry = {"max_retries": 1, "retry_timeout": timedelta(seconds=2 * config.timeout + 1),
-             "backoff": {"init_backoff": timedelta(milliseconds=100),
-                         "max_backoff": timedelta(seconds=1)}}
-    if parts.scheme == "file":
-        folder = Path(parts.path)
-        folder.mkdir(parents=True, exist_ok=True)
-        return LocalStore(folder)
-    if parts.scheme == "s3":
-        endpoint = (os.environ.get("ETHOSU_PIPELINE_REMOTE_ENDPOINT")
-                    or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"))
-        extra = {}
-        if endpoint:
-            extra["endpoint"] = endpoint
-            options["allow_http"] = endpoint.startswith("http://")
-        if config.write:
-            extra["checksum_algorithm"] = "SHA256"  # servers that check it refuse a bad PUT
-        return S3Store(parts.netloc, prefix=parts.path.strip("/") or None,
-                       client_options=options, retry_config=retry, **extra)
-    headers = _http_auth()
-    if headers:
-        options["default_headers"] = headers
-    options["allow_http"] = parts.scheme == "http"
-    return HTTPStore(config.url, client_options=options, retry_config=retry)
-
-
-def _http_auth() -> dict[str, str]:
-    """The Authorization header from ETHOSU_PIPELINE_REMOTE_TOKEN (bearer) or
-    ETHOSU_PIPELINE_REMOTE_USER + _PASSWORD (basic); none for anonymous reads."""
-    token = os.environ.get("ETHOSU_PIPELINE_REMOTE_TOKEN")
-    if token:
-        return {"Authorization": f"Bearer {token}"}
-    user = os.environ.get("ETHOSU_PIPELINE_REMOTE_USER")
-    if user:
-        pair = f"{user}:{os.environ.get('ETHOSU_PIPELINE_REMOTE_PASSWORD', '')}".encode()
-        return {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
-    return {}
 
 
 _OPEN: dict[RemoteConfig, Remote] = {}

@@ -6,6 +6,7 @@ runner is a fresh folder with an empty store, as a new CI machine or a laptop wo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -346,8 +347,6 @@ def test_no_remote_means_none(tmp_path, monkeypatch):
 
 
 def test_record_matches_the_three_kinds_of_key():
-    import hashlib
-
     from pipeline.graph.loaded import index_key, loaded_key
 
     record = {"stage": "export", "code": "c", "inputs": {}, "options": {}, "tools": {}}
@@ -372,3 +371,23 @@ def test_file_remote_push_pull_round_trip(written, tmp_path):
     keys = sorted(p.parent.name for p in (first / "store").glob("??/*/manifest.json"))
     assert sorted(p.parent.name for p in (tmp_path / "pulled").glob("??/*/manifest.json")) == keys
     assert all(Store(tmp_path / "pulled").verify(k) is None for k in keys)
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (lambda m: {**m, "key": "0" * 64}, "belongs to another key"),
+    (lambda m: {**m, "record": {**m["record"], "code": "other"}}, "belongs to another key"),
+    (lambda m: {**m, "outputs": {"../escape": "a" * 64}}, "lists no valid outputs"),
+    (lambda m: {**m, "outputs": {"model.tosa": "../../" + "a" * 58}}, "lists no valid outputs"),
+    (lambda m: {**m, "outputs": ["model.tosa"]}, "lists no valid outputs"),
+    (lambda m: "not a manifest", "is unreadable"),
+])
+def test_hostile_manifests_are_refused_before_any_blob_is_fetched(change, why):
+    from pipeline.cache.remote import parse_manifest
+
+    record = {"stage": "lower", "code": "c", "inputs": {}, "options": {}, "tools": {}}
+    key = hashlib.sha256(canonical_json(record).encode()).hexdigest()
+    good = {"key": key, "record": record, "outputs": {"model.tosa": "a" * 64},
+            "modes": "not a dict"}
+    manifest, problem = parse_manifest(key, json.dumps(good).encode())
+    assert problem is None and manifest["modes"] == set()
+    assert why in parse_manifest(key, json.dumps(change(good)).encode())[1]
