@@ -28,8 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def e2e(test):
-    """Runs ``doit build`` (torch, the TOSA reference model) in temporary runner folders."""
-    return pytest.mark.slow(pytest.mark.needs_torch(pytest.mark.needs_tosa_ref(test)))
+    """Runs ``doit build`` (torch, the TOSA reference model) in temporary runner folders,
+    against the real servers."""
+    for mark in (pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
+                 pytest.mark.needs_servers):
+        test = mark(test)
+    return test
 
 
 MODELS = """\
