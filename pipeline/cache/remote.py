@@ -60,7 +60,11 @@ def _sha(text: str) -> str:
 
 
 class Off(Exception):
-    """The remote failed in a way that turns it (or its writes) off for the run."""
+    """The remote failed in a way that turns it off for the run."""
+
+
+class Denied(Off):
+    """The server refused the credentials (401/403): on an upload, only writes go off."""
 
 
 class Remote:
@@ -89,7 +93,7 @@ class Remote:
         except FileNotFoundError:
             raise
         except (PermissionDeniedError, UnauthenticatedError) as error:
-            raise Off(f"{type(error).__name__}: access denied") from error
+            raise Denied(f"{type(error).__name__}: access denied") from error
         except Exception as error:  # noqa: BLE001 - the remote must never fail a build
             raise Off(short_error(error)) from error
 
@@ -171,12 +175,14 @@ class Remote:
             return False
         try:
             done = self._upload(store, key)
+        except Denied as denied:
+            self._switch_off("no-writes", f"remote cache {self.config.url} refused an "
+                             f"upload ({denied}); not uploading for the rest of this run")
+            done = False
         except Off as off:
-            if "access denied" in str(off):
-                self._switch_off("no-writes", f"remote cache {self.config.url} refused an "
-                                 f"upload ({off}); not uploading for the rest of this run")
-            else:
-                self._unreachable(str(off))
+            self._unreachable(str(off))
+            done = False
+        except (OSError, ValueError, KeyError):  # the local entry went away (gc) or is bad
             done = False
         self.save()
         return done

@@ -384,7 +384,8 @@ def test_file_remote_push_pull_round_trip(written, tmp_path):
     (lambda m: {**m, "outputs": {"model.tosa": "../../" + "a" * 58}}, "lists no valid outputs"),
     (lambda m: {**m, "outputs": ["model.tosa"]}, "lists no valid outputs"),
     (lambda m: "not a manifest", "is unreadable"),
-])
+], ids=["other-key", "other-record", "path-in-name", "path-in-digest", "outputs-list",
+        "not-json-object"])
 def test_hostile_manifests_are_refused_before_any_blob_is_fetched(change, why):
     from pipeline.cache.remote import parse_manifest
 
