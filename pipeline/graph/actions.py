@@ -108,7 +108,11 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage in ("runtime", "firmware"):
         from pipeline.stages.runtime_build import toolchain_fingerprint
         return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
-    return tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(inv.stage, ()))
+    tools = tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(inv.stage, ()))
+    if inv.stage == "vgf_check":
+        from pipeline.stages.vulkan_env import driver_fingerprint
+        tools["lavapipe"] = driver_fingerprint()
+    return tools
 
 
 def run_stage(inv: Invocation, store_root: str, where: str = ""):

@@ -14,6 +14,7 @@ Vulkan layer or driver settings the user's environment holds are replaced, never
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -66,6 +67,20 @@ def find_lavapipe(icd_dirs: Iterable[str | Path] = ICD_DIRS) -> Path:
     shown = ", ".join(str(d) for d in icd_dirs)
     raise UserError(f"running a .vgf needs Mesa's CPU Vulkan driver (lavapipe, lvp_icd*.json "
                     f"in {shown}); got none. Install it: apt-get install {DRIVER_PACKAGES}")
+
+
+@functools.lru_cache(maxsize=None)  # once per process: an upgrade happens between builds
+def driver_fingerprint(icd_dirs: tuple[str | Path, ...] = ICD_DIRS) -> str:
+    """sha256 of lavapipe's library (a Mesa upgrade may change FP results), or ``missing``:
+    part of the run check's key, like a compiler's ``--version`` in the runtime's."""
+    from pipeline.cache.key import file_digest
+
+    for folder in icd_dirs:
+        for manifest in sorted(Path(folder).glob("lvp_icd*.json")):
+            library = Path(json.loads(manifest.read_text())["ICD"]["library_path"])
+            if library.is_file():
+                return file_digest(library)
+    return "missing"
 
 
 def write_layer_manifests(deploy: Path, folder: Path) -> list[Path]:

@@ -19,6 +19,7 @@ from pipeline.stages.vgf import convert, tool
 from pipeline.stages.vgf_check import _run_vgf
 from pipeline.stages.vulkan_env import (
     LAYERS,
+    driver_fingerprint,
     emulation_layer_deploy,
     find_lavapipe,
     vulkan_environment,
@@ -113,6 +114,12 @@ def test_missing_vulkan_driver_is_one_line_naming_the_package(tmp_path):
     assert "\n" not in message
     assert message.startswith("running a .vgf needs Mesa's CPU Vulkan driver (lavapipe")
     assert message.endswith("Install it: apt-get install mesa-vulkan-drivers libvulkan1")
+
+
+def test_driver_fingerprint_is_the_lavapipe_library_digest(tmp_path):
+    assert driver_fingerprint((str(tmp_path),)) == "missing"
+    digest = driver_fingerprint()
+    assert len(digest) == 64 and int(digest, 16) >= 0
 
 
 def _samples(count: int) -> list[list[np.ndarray]]:
