@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.errors import StageError, VerificationError
+from pipeline.errors import StageError, UserError, VerificationError
 
 # FP graphs: the emulation layer's exp/rsqrt/reciprocal/erf differ from the reference model's
 # by a few ULP (3e-7 absolute on transformer outputs of ~1.5; fft2d 2.5e-5 on 8x8): an element
@@ -93,7 +93,10 @@ def _run_vgf(scenario: Path, samples: list[list], where: str) -> dict:
     from pipeline.stages.vulkan_env import vulkan_environment
 
     with tempfile.TemporaryDirectory(prefix="vgf-check-") as tmp:
-        env = vulkan_environment(Path(tmp) / "layers")
+        try:
+            env = vulkan_environment(Path(tmp) / "layers")
+        except UserError as exc:  # no driver: the one line, naming where
+            raise UserError(f"{where}: {exc}") from None
         inputs, outputs = Path(tmp) / "inputs.npz", Path(tmp) / "outputs.npz"
         np.savez(inputs, **{f"s{s}_input_{i}": np.ascontiguousarray(a)
                             for s, arrays in enumerate(samples) for i, a in enumerate(arrays)})
