@@ -46,6 +46,16 @@ def task_package():
     yield from _stage("package")
 
 
+def task_vgf():
+    """Convert TOSA graphs to .vgf (ML SDK model converter), once per converter options."""
+    yield from _stage("vgf")
+
+
+def task_vgf_check():
+    """Run each .vgf on lavapipe + the ML emulation layer against the TOSA reference model."""
+    yield from _stage("vgf_check")
+
+
 def task_runtime():
     """Cross-build the C++ runtime, once per toolchain + CPU + ISA + build type."""
     yield from _stage("runtime")

@@ -15,14 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.cache.key import stage_key, tool_versions, tree_digest
+from pipeline.cache.key import TOOL_PACKAGES, stage_key, tool_versions, tree_digest
 from pipeline.cache.remote import Remote, open_remote
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
 from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
-from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
+from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, STAGE_PACKAGES, Invocation, code_files
 from pipeline.graph.timeout import call_with_limit
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
@@ -68,6 +68,13 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
     elif inv.stage == "package":
         from pipeline.stages.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
+    elif inv.stage == "vgf":
+        from pipeline.stages.vgf import convert
+        convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)
+    elif inv.stage == "vgf_check":
+        from pipeline.stages.vgf_check import run_check
+        run_check(i["vgf"], i["scenario"], i["vgf_io"], i["tosa"], i["test_inputs"],
+                  out["report"], where=where)
     elif inv.stage in ("runtime", "firmware"):
         _build_runtime(inv, out, where)
     else:
@@ -102,7 +109,11 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage in ("runtime", "firmware"):
         from pipeline.stages.runtime_build import toolchain_fingerprint
         return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
-    return tool_versions()
+    tools = tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(inv.stage, ()))
+    if inv.stage == "vgf_check":
+        from pipeline.stages.vulkan_env import driver_fingerprint
+        tools["lavapipe"] = driver_fingerprint()
+    return tools
 
 
 def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=None):

@@ -36,6 +36,15 @@ STAGE_CODE = {
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py"],
+    "vgf": ["stages/vgf.py"],
+    # The run check compares with the TOSA reference model fed verify's quantized inputs.
+    "vgf_check": ["stages/vgf_check.py", "stages/vgf_runner.py", "stages/vulkan_env.py",
+                  "stages/verify.py", "tosa/reference_model.py", "quant/program.py"],
+}
+# Python packages whose versions a stage's key covers beyond cache.key.TOOL_PACKAGES.
+STAGE_PACKAGES = {
+    "vgf": ("ai-ml-sdk-model-converter", "ai-ml-sdk-vgf-library"),
+    "vgf_check": ("ai-ml-sdk-scenario-runner", "ai-ml-emulation-layer-for-vulkan"),
 }
 # What a runtime build leaves for the target, per CMake platform. The bare-metal runner
 # embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
@@ -87,6 +96,8 @@ class ModelBuild:
     package: Invocation | None
     firmware: Invocation | None = None
     quantize: Invocation | None = None  # None for a float (quantization: none) target
+    vgf: Invocation | None = None  # the .vgf of a target with a Vulkan ML device
+    vgf_check: Invocation | None = None  # the .vgf run against the TOSA reference model
 
 
 @dataclass
@@ -197,6 +208,10 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
                 "test_inputs": export.outputs["test_inputs"],
                 **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
         outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
+    if target.vgf is not None:
+        vgf, check = _vgf(plan, build, target.vgf, name, lower, export)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
+                          vgf=vgf, vgf_check=check)
     if target.npu is None:
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize)
     npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
@@ -215,6 +230,26 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
         outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
+
+
+def _vgf(plan: Plan, build: Path, device, name: str, lower: Invocation,
+         export: Invocation) -> tuple[Invocation, Invocation]:
+    """The .vgf of a lowered graph (once per converter options) and its run check."""
+    options = device.model_dump(mode="json")
+    name = f"{name}/vgf-{options_digest(options)}"
+    out = _stage_dir(build, "vgf", name)
+    vgf = plan.add(Invocation(
+        "vgf", name, inputs={"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]},
+        outputs={"vgf": out / "model.vgf", "scenario": out / "scenario.json",
+                 "vgf_io": out / "vgf_io.json", "figures": out / "vgf_figures.json"},
+        options={"vgf": options}, params={"converter_args": device.converter_args()}))
+    check = plan.add(Invocation(
+        "vgf_check", name,
+        inputs={"vgf": vgf.outputs["vgf"], "scenario": vgf.outputs["scenario"],
+                "vgf_io": vgf.outputs["vgf_io"], "tosa": lower.outputs["tosa"],
+                "test_inputs": export.outputs["test_inputs"]},
+        outputs={"report": _stage_dir(build, "vgf_check", name) / "run_check.json"}))
+    return vgf, check
 
 
 def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
