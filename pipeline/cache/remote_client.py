@@ -16,7 +16,7 @@ from pipeline.errors import UserError
 
 SCHEMES = ("s3", "http", "https", "file")
 MODES = ("read", "write")
-DEFAULT_TIMEOUT = 10.0  # seconds a request may wait for the server; connecting gets 2
+DEFAULT_TIMEOUT = 10.0  # seconds a request may wait for a byte; connecting gets 2
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,11 @@ def make_client(config: RemoteConfig):
     from obstore.store import HTTPStore, LocalStore, S3Store
 
     parts = urlsplit(config.url)
+    # A stalled server is noticed after `timeout` seconds without a byte (read_timeout); a
+    # slow but moving transfer (a big runtime blob on a laptop's link) may take 30 times that.
     options = {"connect_timeout": f"{min(2.0, config.timeout)}s",
-               "timeout": f"{config.timeout}s"}
-    retry = {"max_retries": 1, "retry_timeout": timedelta(seconds=2 * config.timeout + 1),
+               "read_timeout": f"{config.timeout}s", "timeout": f"{30 * config.timeout}s"}
+    retry = {"max_retries": 1, "retry_timeout": timedelta(seconds=30 * config.timeout),
              "backoff": {"init_backoff": timedelta(milliseconds=100),
                          "max_backoff": timedelta(seconds=1)}}
     if parts.scheme == "file":
