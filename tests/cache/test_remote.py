@@ -396,3 +396,16 @@ def test_hostile_manifests_are_refused_before_any_blob_is_fetched(change, why):
     manifest, problem = parse_manifest(key, json.dumps(good).encode())
     assert problem is None and manifest["modes"] == set()
     assert why in parse_manifest(key, json.dumps(change(good)).encode())[1]
+
+
+def test_a_bad_remote_url_stops_doit_with_one_line(tmp_path):
+    folder = runner(tmp_path / "h")
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
+            f"targets={folder / 'targets.yaml'}", f"store={folder / 'store'}",
+            "remote=https://ci:hunter2@cache.example.com/team"]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: remote=https://cache.example.com...: the URL must hold no credentials or query; "
+        "got some. Credentials come from AWS_* (s3) or ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and "
+        "_PASSWORD (http)"]
