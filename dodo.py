@@ -13,7 +13,7 @@ DOIT_CONFIG = PROJECT.doit_config()
 
 
 def _stage(stage):
-    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage)
+    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage, PROJECT.remote)
 
 
 def task_export():
@@ -44,6 +44,16 @@ def task_vela():
 def task_package():
     """Package Vela's output and IO metadata into model artifacts."""
     yield from _stage("package")
+
+
+def task_vgf():
+    """Convert TOSA graphs to .vgf (ML SDK model converter), once per converter options."""
+    yield from _stage("vgf")
+
+
+def task_vgf_check():
+    """Run each .vgf on lavapipe + the ML emulation layer against the TOSA reference model."""
+    yield from _stage("vgf_check")
 
 
 def task_runtime():

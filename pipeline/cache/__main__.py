@@ -1,13 +1,15 @@
-"""``python -m pipeline.cache verify|gc``: check or trim the artifact store."""
+"""``python -m pipeline.cache verify|gc|push|pull``: check or trim the artifact store, or
+copy it to and from a remote store."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from pipeline.cache.maintenance import gc_store, parse_age, parse_size, verify_store
-from pipeline.cache.store import Store
+from pipeline.cache.store import MANIFEST, Store
 
 
 def _mib(size: int) -> str:
@@ -19,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.graph.project import store_root
 
     parser = argparse.ArgumentParser(prog="python -m pipeline.cache",
-                                     description="Check or trim the content-addressed store.")
+                                     description="Check, trim, push or pull the store.")
     parser.add_argument("--store", help="store folder (default: $ETHOSU_PIPELINE_STORE, else "
                                         "~/.cache/ethosu-pipeline/store)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -29,8 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     gc.add_argument("--max-size", help="keep at most this much, e.g. 2G, 500M")
     gc.add_argument("--older-than", help="remove entries unused for this long, e.g. 30d, 12h")
     gc.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    for name, text in (("push", "upload every local entry the remote lacks"),
+                       ("pull", "download every remote entry the local store lacks")):
+        sync = commands.add_parser(name, help=text)
+        sync.add_argument("--remote", help="remote URL (default: $ETHOSU_PIPELINE_REMOTE)")
     args = parser.parse_args(argv)
     store = Store(store_root(args.store))
+    if args.command in ("push", "pull"):
+        return sync_remote(store, args.command, args.remote)
     if not store.root.is_dir():
         print(f"store: {store.root} must be a folder; got none there", file=sys.stderr)
         return 2
@@ -57,6 +65,54 @@ def main(argv: list[str] | None = None) -> int:
     print(f"store {store.root}: {verb} {len(removed)} entries "
           f"({_mib(sum(e.size for e in removed))}); {_mib(kept)} kept")
     return 0
+
+
+def sync_remote(store: Store, command: str, url: str | None) -> int:
+    """``push``/``pull``: copy entries between the local store and the remote; 0 when every
+    entry made it, 1 when the remote failed or refused, 2 for bad usage."""
+    import tempfile
+
+    from pipeline.cache.remote import open_remote, remote_config, summary
+    from pipeline.errors import UserError
+
+    with tempfile.TemporaryDirectory(prefix="remote-sync-") as state:
+        try:
+            config = remote_config(url, "write" if command == "push" else "read", Path(state))
+        except UserError as error:
+            print(f"python -m pipeline.cache {command}: {error}", file=sys.stderr)
+            return 2
+        if config is None:
+            print(f"python -m pipeline.cache {command}: a remote must be given (--remote URL "
+                  "or $ETHOSU_PIPELINE_REMOTE); got none", file=sys.stderr)
+            return 2
+        remote = open_remote(config)
+        started = time.perf_counter()
+        if command == "push":
+            keys = local_keys(store)
+            done = sum(remote.upload(store, key) for key in keys)
+        else:
+            keys = [k for k in remote_keys(remote) if not store.has(k)]
+            done = sum(remote.fetch(store, key) for key in keys)
+        seconds = time.perf_counter() - started
+        print(f"{command}: {done} of {len(keys)} entries in {seconds:.2f} s; "
+              f"{summary(config) or 'nothing to copy'}")
+        return 0 if done == len(keys) and remote.usable() else 1
+
+
+def local_keys(store: Store) -> list[str]:
+    """The keys of the store's complete entries."""
+    return sorted(m.parent.name for m in store.root.glob(f"??/*/{MANIFEST}")
+                  if not m.parent.name.startswith(".") and store.has(m.parent.name))
+
+
+def remote_keys(remote) -> list[str]:
+    from pipeline.cache.remote import Off
+
+    try:
+        return remote.keys()
+    except (Off, FileNotFoundError) as error:
+        remote._unreachable(str(error))
+        return []
 
 
 if __name__ == "__main__":

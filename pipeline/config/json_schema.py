@@ -22,9 +22,10 @@ from pipeline.config.models import Calibration, InputSpec, ModelConfig
 from pipeline.config.npu import NpuConfig
 from pipeline.config.schema import TargetConfig
 from pipeline.config.tosa_spec import DEFAULT_TOSA
+from pipeline.config.vgf import VgfConfig
 
 _NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
-_DOCUMENTED = (TargetConfig, ModelConfig, NpuConfig, InputSpec, Calibration)
+_DOCUMENTED = (TargetConfig, ModelConfig, NpuConfig, VgfConfig, InputSpec, Calibration)
 # Defaults that depend on other fields: the schema must not claim a fixed one.
 _DERIVED = {"NpuConfig": ("cop_format", "separate_io_regions"), "TargetConfig": ("tosa",)}
 

@@ -15,6 +15,7 @@ from pipeline.config.npu import NpuConfig
 from pipeline.config.paths import EthosuSdkDir
 from pipeline.config.tosa_spec import DEFAULT_TOSA, TosaField, TosaSpec
 from pipeline.config.vela_ini import accelerator_family
+from pipeline.config.vgf import VGF_SPECS, VgfConfig
 
 Platform = Literal["baremetal", "linux", "host"]
 Toolchain = Literal["arm-none-eabi-gcc", "aarch64-linux-gnu-gcc", "aarch64-linux-musl-zig", "host"]
@@ -65,6 +66,8 @@ class TargetConfig(RuledModel):
         toolchain: compiler family used for the runtime.
         npu: the Ethos-U, or None to run on the CPU (TOSA reference on the host); required
             (``null`` for none), from the target, its ``extends`` chain or ``defaults``.
+        vgf: a Vulkan ML device taking a ``.vgf`` instead of an Ethos-U (``npu`` then null,
+            its default): a Cortex-A Linux CPU, tosa ``TOSA-1.0+FP`` or ``TOSA-1.0+INT[+int16]``.
         tosa: TOSA spec the graph is lowered to.
         quantization: ``int8``, ``a16w8`` (int16 activations, int8 weights) or ``none``.
         build_type: CMake build type of the runtime.
@@ -80,6 +83,7 @@ class TargetConfig(RuledModel):
     platform: Platform = Field(default=None)
     toolchain: Toolchain = Field(default=None)
     npu: NpuConfig | None
+    vgf: VgfConfig | None = None
     tosa: TosaField = DEFAULT_TOSA
     quantization: Quantization = Field(default=None)
     build_type: BuildType = "Release"
@@ -106,6 +110,8 @@ class TargetConfig(RuledModel):
             if isinstance(data.get("npu"), dict) and info.kind in KIND_PAYLOAD:
                 cop, separate = KIND_PAYLOAD[info.kind]
                 data["npu"] = {"cop_format": cop, "separate_io_regions": separate, **data["npu"]}
+        if data.get("vgf") is not None:
+            data.setdefault("npu", None)  # a VGF target has no Ethos-U
         tosa = data.get("tosa", str(DEFAULT_TOSA))
         try:
             profile = TosaSpec.parse(tosa).profile if isinstance(tosa, str) else tosa.profile
@@ -119,6 +125,8 @@ class TargetConfig(RuledModel):
         if "cpu" in v:
             yield from _cpu_rules(v, CPUS[v["cpu"]])
         yield from _quantization_rules(v)
+        if v.get("vgf") is not None:
+            yield from _vgf_rules(v)
         names = context.get("model_names")
         if names is not None:
             yield from _model_rules(v.get("models", ()), names)
@@ -178,6 +186,21 @@ def _quantization_rules(v: dict[str, Any]) -> Iterator[Broken]:
     elif scheme == "a16w8" and not tosa.has("int16"):
         yield broken(f"must be int8 unless tosa has the int16 extension; got 'a16w8' with "
                      f"{tosa}. Use tosa: {tosa}+int16", "quantization", "tosa")
+
+
+def _vgf_rules(v: dict[str, Any]) -> Iterator[Broken]:
+    if v.get("npu") is not None:
+        yield broken("must be null when vgf is set (a target deploys to one family: Ethos-U "
+                     "or a Vulkan ML device); got an npu block", "npu", "vgf")
+    info = CPUS.get(v.get("cpu"))
+    if info is not None and info.kind != "cortex-a":
+        yield broken(f"must be a Cortex-A (Linux) CPU with vgf (a Vulkan ML device is driven "
+                     f"from Linux); got {show(info.name)}", "cpu", "vgf")
+    tosa = v.get("tosa")
+    if tosa is not None and str(tosa) not in VGF_SPECS:
+        yield broken(f"must be one of {', '.join(VGF_SPECS)} with vgf (the specs the ML SDK "
+                     f"model converter takes from this lowering); got {show(str(tosa))}",
+                     "tosa", "vgf")
 
 
 def _model_rules(models: tuple[str, ...], names) -> Iterator[Broken]:

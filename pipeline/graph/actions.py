@@ -15,13 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.cache.key import stage_key, tool_versions, tree_digest
+from pipeline.cache.key import TOOL_PACKAGES, stage_key, tool_versions, tree_digest
+from pipeline.cache.remote import Remote, open_remote
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
 from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
-from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Invocation, code_files
+from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, STAGE_PACKAGES, Invocation, code_files
 from pipeline.graph.timeout import call_with_limit
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
@@ -67,6 +68,13 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
     elif inv.stage == "package":
         from pipeline.stages.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
+    elif inv.stage == "vgf":
+        from pipeline.stages.vgf import convert
+        convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)
+    elif inv.stage == "vgf_check":
+        from pipeline.stages.vgf_check import run_check
+        run_check(i["vgf"], i["scenario"], i["vgf_io"], i["tosa"], i["test_inputs"],
+                  out["report"], where=where)
     elif inv.stage in ("runtime", "firmware"):
         _build_runtime(inv, out, where)
     elif inv.stage == "cpu_graph":
@@ -113,29 +121,37 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage in ("runtime", "firmware"):
         from pipeline.stages.runtime_build import toolchain_fingerprint
         return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
+    tools = tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(inv.stage, ()))
+    if inv.stage == "vgf_check":
+        from pipeline.stages.vulkan_env import driver_fingerprint
+        tools["lavapipe"] = driver_fingerprint()
     if inv.stage == "cpu_verify":
         from pipeline.stages.cpu_verify import qemu_fingerprint
-        return {**tool_versions(), "qemu": qemu_fingerprint(inv.options["qemu"])}
-    return tool_versions()
+        tools["qemu"] = qemu_fingerprint(inv.options["qemu"])
+    return tools
 
 
-def run_stage(inv: Invocation, store_root: str, where: str = ""):
-    """doit action: restore ``inv``'s outputs from the store or compute and store them."""
+def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=None):
+    """doit action: restore ``inv``'s outputs from the store (else from the remote, when
+    ``remote_config`` names one) or compute and store them (and upload, in write mode)."""
     from doit.exceptions import TaskFailed
 
     where = where or inv.task
     started = time.perf_counter()
     store = Store(Path(store_root))
+    remote = open_remote(remote_config)  # the client itself is made on the first miss
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
     first_key, first_record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
     # What the stage loaded last time (run-time imports of the model) is part of the key too.
     base = Path(inv.params["source"]).resolve().parent if "source" in inv.params else None
-    loaded = loaded_files.decode(store.read(loaded_files.index_key(first_key), "loaded.json"),
-                                 base)
+    loaded = loaded_files.decode(_read_index(store, remote, first_key), base)
     key, record = loaded_files.loaded_key(first_key, first_record, loaded, base)
     names = {role: path.name for role, path in inv.outputs.items()}
-    if store.has(key) and store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
-        print(f"   {inv.task}: restored from store [{key[:12]}]", flush=True)
+    local = store.has(key)
+    if (local or (remote and remote.fetch(store, key))) and \
+            store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
+        print(f"   {inv.task}: restored from {'store' if local else 'remote'} [{key[:12]}]",
+              flush=True)
         return output_values(inv.outputs.values(), loaded)
     try:
         with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
@@ -147,25 +163,39 @@ def run_stage(inv: Invocation, store_root: str, where: str = ""):
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
             if now_loaded != loaded:
                 _remember_loaded(store, first_key, loaded_files.encode(now_loaded, base),
-                                 Path(tmp) / ".loaded.json")
+                                 Path(tmp) / ".loaded.json", remote)
                 key, record = loaded_files.loaded_key(first_key, first_record, now_loaded, base)
             store.put(key, record, {names[r]: p for r, p in out.items()})
             if not store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
                 raise UserError(f"{where}: the store at {store.root} must keep what was just "
                                 "written to it; the new entry failed its checksums (a disk "
                                 "or another process damaging the store?)")
+            if remote:
+                remote.upload(store, key)
     except UserError as exc:  # doit prints the message alone, without a traceback
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
     return output_values(inv.outputs.values(), now_loaded)
 
 
-def _remember_loaded(store: Store, key: str, index: bytes, scratch: Path) -> None:
+def _remember_loaded(store: Store, key: str, index: bytes, scratch: Path,
+                     remote: Remote | None = None) -> None:
     """Keep the list of files a stage loaded beside the entries of its first-level key."""
     scratch.write_bytes(index)
     index_key = loaded_files.index_key(key)
     store.discard(index_key)
     store.put(index_key, {"stage": "loaded-files", "key": key}, {"loaded.json": scratch})
+    if remote:  # the remote keeps the first list it got (entries there are never replaced)
+        remote.upload(store, index_key)
+
+
+def _read_index(store: Store, remote: Remote | None, key: str) -> bytes | None:
+    """The list of files the stage loaded last time: local store, else the remote."""
+    index_key = loaded_files.index_key(key)
+    data = store.read(index_key, "loaded.json")
+    if data is None and remote and remote.fetch(store, index_key, counted=False):
+        data = store.read(index_key, "loaded.json")
+    return data
 
 
 def work_root(inv: Invocation) -> Path:

@@ -37,11 +37,20 @@ STAGE_CODE = {
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
+    "vgf": ["stages/vgf.py"],
+    # The run check compares with the TOSA reference model fed verify's quantized inputs.
+    "vgf_check": ["stages/vgf_check.py", "stages/vgf_runner.py", "stages/vulkan_env.py",
+                  "stages/verify.py", "tosa/reference_model.py", "quant/program.py"],
     # CPU-only targets (npu: null on a Cortex-M/A): the kernel library's graph, and its run
     # under QEMU against the TOSA reference model.
     "cpu_graph": ["stages/cpu_graph.py", "cpu/*.py"],
     "cpu_verify": ["stages/cpu_verify.py", "stages/verify.py", "tosa/reference_model.py",
                    "config/boards.py"],
+}
+# Python packages whose versions a stage's key covers beyond cache.key.TOOL_PACKAGES.
+STAGE_PACKAGES = {
+    "vgf": ("ai-ml-sdk-model-converter", "ai-ml-sdk-vgf-library"),
+    "vgf_check": ("ai-ml-sdk-scenario-runner", "ai-ml-emulation-layer-for-vulkan"),
 }
 # What a runtime build leaves for the target, per CMake platform. The bare-metal runner
 # embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
@@ -99,6 +108,8 @@ class ModelBuild:
     package: Invocation | None
     firmware: Invocation | None = None
     quantize: Invocation | None = None  # None for a float (quantization: none) target
+    vgf: Invocation | None = None  # the .vgf of a target with a Vulkan ML device
+    vgf_check: Invocation | None = None  # the .vgf run against the TOSA reference model
     cpu_graph: Invocation | None = None  # CPU-only targets (npu: null on a Cortex-M/A)
     cpu_verify: Invocation | None = None
 
@@ -211,6 +222,10 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
                 "test_inputs": export.outputs["test_inputs"],
                 **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
         outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
+    if target.vgf is not None:
+        vgf, check = _vgf(plan, build, target.vgf, name, lower, export)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
+                          vgf=vgf, vgf_check=check)
     if target.npu is None:
         cpu_graph = None
         if target.platform in CMAKE_PLATFORM and target.tosa.profile == "INT":
@@ -244,12 +259,33 @@ def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
         outputs={"artifact": out / "model.cpu.bin", "plan": out / "cpu_plan.json"}))
 
 
+def _vgf(plan: Plan, build: Path, device, name: str, lower: Invocation,
+         export: Invocation) -> tuple[Invocation, Invocation]:
+    """The .vgf of a lowered graph (once per converter options) and its run check."""
+    options = device.model_dump(mode="json")
+    name = f"{name}/vgf-{options_digest(options)}"
+    out = _stage_dir(build, "vgf", name)
+    vgf = plan.add(Invocation(
+        "vgf", name, inputs={"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]},
+        outputs={"vgf": out / "model.vgf", "scenario": out / "scenario.json",
+                 "vgf_io": out / "vgf_io.json", "figures": out / "vgf_figures.json"},
+        options={"vgf": options}, params={"converter_args": device.converter_args()}))
+    check = plan.add(Invocation(
+        "vgf_check", name,
+        inputs={"vgf": vgf.outputs["vgf"], "scenario": vgf.outputs["scenario"],
+                "vgf_io": vgf.outputs["vgf_io"], "tosa": lower.outputs["tosa"],
+                "test_inputs": export.outputs["test_inputs"]},
+        outputs={"report": _stage_dir(build, "vgf_check", name) / "run_check.json"}))
+    return vgf, check
+
+
 def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
     """The runtime build a target needs: shared by every target with the same toolchain,
-    CPU, ISA and build type; None for host targets. A CPU-only target (npu: null) builds
-    the kernel library and the CPU runner instead of the NPU backend."""
+    CPU, ISA and build type; None for host and VGF targets. A CPU-only target (npu: null,
+    no vgf) builds the kernel library and the CPU runner instead of the NPU backend."""
     platform = CMAKE_PLATFORM.get(target.platform)
-    if platform is None or (target.npu is None and target.tosa.profile != "INT"):
+    if platform is None or target.vgf is not None or (
+            target.npu is None and target.tosa.profile != "INT"):
         return None
     options = {"toolchain": target.toolchain, "cpu": target.cpu, "isa": target.isa,
                "platform": platform, "build_type": target.build_type}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.cache.remote import remote_config, start_run
 from pipeline.errors import UserError
 from pipeline.graph import records, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
@@ -30,6 +31,7 @@ class Project:
     build: Path
     store: Path
     selected: list[str]
+    remote: object = None  # pipeline.cache.remote.RemoteConfig, or None without a remote
 
     def doit_config(self) -> dict:
         return {
@@ -78,8 +80,12 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
             sweep_work(build)
             records.repair(build / DEP_FILE)
         selected = select_targets(list(config.targets), get_var("target", None), str(path))
+        remote = remote_config(get_var("remote", None), get_var("remote_mode", None),
+                               build / ".work" / "remote")
+        if remote is not None and needs_lock(sys.argv):
+            start_run(remote)
         return Project(config, make_plan(config, build), build,
-                       store_root(get_var("store", None)), selected)
+                       store_root(get_var("store", None)), selected, remote)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -12,6 +12,10 @@ from pipeline.cache.store import copy_atomic as copy_view
 from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.stages.package import write_atomic
 
+# What a VGF target's model folder holds beyond model.tosa, io.json and verify.json: the
+# VGF stage's outputs (same names) and the run check's report.
+VGF_VIEWS = ("model.vgf", "scenario.json", "vgf_io.json", "vgf_figures.json", "run_check.json")
+
 
 def clear_stale(folder: Path, keep: set[str]) -> None:
     """Remove what a target folder holds that its configuration no longer produces."""
@@ -38,6 +42,13 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["artifact"] = str(folder / "model.bin")
         entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
+    if build.vgf is not None:
+        for src in [*build.vgf.outputs.values(), build.vgf_check.outputs["report"]]:
+            copy_view(src, folder / src.name)
+        entry["vgf"] = {"file": str(folder / "model.vgf"),
+                        "scenario": str(folder / "scenario.json"),
+                        **json.loads(build.vgf.outputs["figures"].read_text())}
+        entry["run_check"] = json.loads(build.vgf_check.outputs["report"].read_text())
     if build.firmware is not None:
         elf = build.firmware.outputs["elf"]
         copy_view(elf, folder / elf.name)
@@ -96,7 +107,8 @@ def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | No
               "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for build in builds:
         report["models"][build.model] = _model_entry(build, folder / build.model)
-    if (config.get("npu", "") is None and config.get("platform") in ("baremetal", "linux")
+    if (config.get("npu", "") is None and config.get("vgf") is None
+            and config.get("platform") in ("baremetal", "linux")
             and not any(b.cpu_graph for b in builds)):
         # Never silent: say why an NPU-less Cortex target has no deployable artifact.
         report["cpu"] = (f"not built: the CPU kernels run TOSA INT graphs; tosa is "
@@ -142,4 +154,9 @@ def summary_line(target: str, model: str, entry: dict) -> str:
     if vela:
         text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "
                  f"{vela['npu_op_share']:.0%} NPU ops, artifact {entry['artifact_bytes']} B")
+    if entry.get("vgf"):
+        check = entry["run_check"]
+        text += (f"; model.vgf {entry['vgf']['vgf_bytes']} B, run check "
+                 f"{'pass' if check['passed'] else 'FAIL'} ({check['tolerance']}, "
+                 f"{check['samples']} samples, {check['timing']['runner_seconds']:.1f}s)")
     return text

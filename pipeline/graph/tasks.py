@@ -7,11 +7,11 @@ from pathlib import Path
 
 from doit.tools import config_changed
 
-from pipeline.cache.key import tool_versions
+from pipeline.cache.key import TOOL_PACKAGES, tool_versions
 from pipeline.graph.actions import run_stage
 from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
-from pipeline.graph.plan import Invocation, Plan, code_files
-from pipeline.graph.report import runtime_view, write_target
+from pipeline.graph.plan import STAGE_PACKAGES, Invocation, Plan, code_files
+from pipeline.graph.report import VGF_VIEWS, runtime_view, write_target
 
 STAGE_DOCS = {
     "export": "torch.export a model and draw its calibration and test inputs",
@@ -22,39 +22,48 @@ STAGE_DOCS = {
     "package": "package Vela's output and the IO metadata into the model artifact",
     "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     "firmware": "link bare-metal firmware with one model artifact compiled in",
+    "vgf": "convert a TOSA graph to a .vgf with the ML SDK model converter",
+    "vgf_check": "run the .vgf (scenario runner, emulation layer, lavapipe) against the TOSA "
+                 "reference model",
     "cpu_graph": "write the CPU kernel library's graph and memory plan of a TOSA INT graph",
     "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
 }
-PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "cpu_graph",
-                 "cpu_verify")
+PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
+                 "cpu_graph", "cpu_verify")
 
 
-def stage_task(inv: Invocation, store: Path, where: str) -> dict:
-    """The doit task of one stage invocation."""
+def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
+    """The doit task of one stage invocation (``remote``: a RemoteConfig or None)."""
     return {
         "basename": inv.stage,
         "name": inv.name,
         "doc": STAGE_DOCS[inv.stage],
-        "actions": [(run_stage, [inv, str(store), where])],
+        "actions": [(run_stage, [inv, str(store), where, remote])],
         "file_dep": sorted({str(p) for p in inv.inputs.values()} |
                            {str(p) for p in code_files(inv.stage)}),
         "targets": [str(p) for p in inv.outputs.values()],
         # A compiler upgrade is seen when the task runs (its key covers `--version`), not here:
         # asking every compiler for its version would slow down each no-op build.
-        "uptodate": [config_changed({"options": inv.options,
-                                     "tools": tool_versions() if inv.stage in PYTHON_STAGES else {}}),
+        "uptodate": [config_changed({"options": inv.options, "tools": _tools(inv.stage)}),
                      outputs_unchanged, loaded_unchanged],
         "clean": True,
         "verbosity": 2,
     }
 
 
-def stage_tasks(plan: Plan, store: Path, stage: str) -> Iterator[dict]:
+def _tools(stage: str) -> dict[str, str]:
+    """The Python tool versions a stage's outputs depend on (none for the C++ builds)."""
+    if stage not in PYTHON_STAGES:
+        return {}
+    return tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(stage, ()))
+
+
+def stage_tasks(plan: Plan, store: Path, stage: str, remote=None) -> Iterator[dict]:
     """The invocations of one stage as subtasks of a group (``doit list`` shows the group)."""
     yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
     for inv in plan.invocations.values():
         if inv.stage == stage:
-            yield stage_task(inv, store, plan.where(inv.task))
+            yield stage_task(inv, store, plan.where(inv.task), remote)
 
 
 def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
@@ -77,6 +86,9 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
                          b.vela.outputs["summary"]]
                 targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
+            if b.vgf is not None:
+                deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
+                targets += [folder / b.model / n for n in VGF_VIEWS]
             if b.firmware is not None:
                 deps.append(b.firmware.outputs["elf"])
                 targets.append(folder / b.model / b.firmware.outputs["elf"].name)

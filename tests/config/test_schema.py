@@ -198,7 +198,7 @@ INVALID = [
     pytest.param("cpu: host\nfoo: 1", [
         ("targets.yaml:10: targets.t.foo: unknown field; must be one of build_type, cpu, "
         "description, ethosu_sdk, extends, isa, models, npu, platform, quantization, toolchain, "
-        "tosa")], id="unknown-field-lists-fields"),
+        "tosa, vgf")], id="unknown-field-lists-fields"),
     pytest.param("cpu: cortex-m55\ndescription: 5", [
         "targets.yaml:10: targets.t.description: must be a string; got 5"], id="strict-string"),
     pytest.param("cpu: cortex-a55\nnpu: {config: ethos-u55-128, optimise: Speed}", [

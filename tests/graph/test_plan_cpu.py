@@ -32,6 +32,7 @@ targets:
   ref: {{cpu: host, npu: null}}
   fp: {{cpu: cortex-m55, npu: null, tosa: TOSA-1.0+FP}}
   npu: {{cpu: cortex-m55, npu: {{config: ethos-u55-128}}}}
+  vgf: {{cpu: cortex-a55, npu: null, vgf: {{}}}}
 """
 
 
@@ -45,7 +46,7 @@ def plan(tmp_path):
 def test_the_cpu_graph_is_shared_by_every_cpu_only_target(plan):
     graphs = [inv for inv in plan.invocations.values() if inv.stage == "cpu_graph"]
     assert [g.name for g in graphs] == [SPEC]
-    assert plan.users[f"cpu_graph:{SPEC}"] == ["m55", "m4", "m0", "a53"]
+    assert plan.users[f"cpu_graph:{SPEC}"] == ["m55", "m4", "m0", "a53"]  # not "vgf"
     lower = plan.targets["m55"][0].lower
     assert graphs[0].inputs == {"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]}
 
@@ -89,8 +90,8 @@ def test_cpu_runtimes_are_apart_from_npu_runtimes(plan):
     assert set(plan.runtimes["m55"].outputs) == {"libethosu_rt_common.a", "libtosa_cpu.a"}
 
 
-def test_host_and_float_targets_keep_the_reference_check_only(plan):
-    for target in ("ref", "fp"):
+def test_host_float_and_vgf_targets_get_no_cpu_stages(plan):
+    for target in ("ref", "fp", "vgf"):
         b = plan.targets[target][0]
         assert (b.cpu_graph, b.firmware, b.cpu_verify) == (None, None, None)
         assert plan.runtimes[target] is None

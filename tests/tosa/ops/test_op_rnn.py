@@ -70,22 +70,11 @@ CASES = [
 SQNR_DB = {INT8: 18, A16W8: 20, FP: 100}
 
 
-# a16w8 cases verify rejects today, for a reason outside the unrolling.
-KNOWN_A16W8 = {
-    "lstm_batch_first_sequence": (
-        "verify's bound for an int16 sigmoid TABLE (6.27 LSB, from the table's largest second "
-        "difference) is exceeded by one value at 8 LSB; end to end TOSA equals torch's q/dq "
-        "graph (49.10 vs 49.10 dB)"
-    ),
-}
 
 
 @pytest.mark.parametrize("module, shapes, layers", CASES)
 @pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
-def test_recurrent_matches_torch(module, shapes, layers, dtype, tmp_path, request):
-    known = KNOWN_A16W8.get(request.node.callspec.id.split("-", 1)[1]) if dtype == A16W8 else None
-    if known:
-        request.applymarker(pytest.mark.xfail(reason=known, strict=False))
+def test_recurrent_matches_torch(module, shapes, layers, dtype, tmp_path):
     case, report = run_case(module, shapes, tmp_path, dtype)
     assert report["passed"]
     for output in report["outputs"]:

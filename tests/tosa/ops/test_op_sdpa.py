@@ -68,22 +68,11 @@ SDPA = [
 # Against the float model. Calibration (4 samples) bounds the masked cases: a padding mask
 # whose test draw keeps fewer keys than any calibration draw clips the row sums' reciprocal.
 SQNR_DB = {INT8: 25, A16W8: 25, FP: 100}
-# a16w8 cases verify rejects today, for a reason outside the write-out.
-INT16_TABLES = (
-    "int16 TABLEs interpolate 128 input steps apart: the reciprocal of a causal row's sum (~1) "
-    "is up to 181 LSB off, past verify's estimated bound of 150 (the Newton step after it "
-    "repairs the value), and the exp over [-11.3, 0] up to 11 LSB, leaving the output 1.3 dB "
-    "below torch's exact q/dq graph (76.2 vs 77.5 dB) where verify allows 1.19"
-)
-KNOWN_A16W8 = {"decoder_is_causal": INT16_TABLES}
 
 
 @pytest.mark.parametrize("module, shapes", SDPA)
 @pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
-def test_sdpa_matches_torch(module, shapes, dtype, tmp_path, request):
-    known = KNOWN_A16W8.get(request.node.callspec.id.split("-", 1)[1]) if dtype == A16W8 else None
-    if known:
-        request.applymarker(pytest.mark.xfail(reason=known, strict=False))
+def test_sdpa_matches_torch(module, shapes, dtype, tmp_path):
     case, report = run_case(module, shapes, tmp_path, dtype)
     assert report["passed"]
     ops = case.ops()
@@ -117,13 +106,7 @@ MHA = [
 
 @pytest.mark.parametrize("module, shapes", MHA)
 @pytest.mark.parametrize("dtype", [INT8, pytest.param(A16W8, marks=pytest.mark.slow), FP])
-def test_multihead_attention_matches_torch(module, shapes, dtype, tmp_path, request):
-    if dtype == A16W8 and module.need_weights and module.mask is not None:
-        request.applymarker(pytest.mark.xfail(strict=False, reason=(
-            "need_weights=True is F.softmax, not scaled_dot_product_attention: decompose.py's "
-            "softmax, whose int16 reciprocal TABLE is up to 181 LSB off for causal rows summing "
-            "to ~1 (no Newton step there): 41.9 vs torch's 43.4 dB, verify allows 1 dB"
-        )))
+def test_multihead_attention_matches_torch(module, shapes, dtype, tmp_path):
     case, report = run_case(module, shapes, tmp_path, dtype)
     assert report["passed"]
     assert case.ops().count("MATMUL") == 2

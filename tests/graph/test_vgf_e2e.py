@@ -1,0 +1,173 @@
+"""End to end: every example model through the vgf-fp and vgf-int8 targets with `doit build`,
+the real torch, tosa-tools, ML SDK model converter, scenario runner, emulation layer and lavapipe.
+
+One module-scoped project, built once per target into one store; the tests read its outputs.
+Calibration is short (4 samples, min/max, no bias correction): the run check does not care how
+good the quantization is, only that the .vgf computes what the TOSA reference model computes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.errors import VerificationError
+from pipeline.stages.vgf import tool
+from pipeline.stages.vgf_check import run_check
+from pipeline.stages.vulkan_env import vulkan_environment
+from pipeline.tosa.reference_model import run_reference_model
+from tests.graph.test_build_e2e import ROOT, doit, executed
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
+              pytest.mark.needs_vulkan]
+
+CALIBRATION = "{samples: 4, seed: 1, observer: minmax, bias_correction: false}"
+MODELS = {  # every network of models/
+    "add": "models/add.py:AddModel, inputs: [{name: x, shape: [1, 8, 8, 16]}, "
+           "{name: y, shape: [1, 8, 8, 16]}]",
+    "cnn": "models/cnn.py:SmallCNN, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
+    "ds_cnn": "models/ds_cnn.py:DSCNN, inputs: [{name: mfcc, shape: [1, 1, 49, 10]}]",
+    "resnet8": "models/resnet8.py:ResNet8, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
+    "mobilenet_v1": "models/mobilenet_v1.py:MobileNetV1, inputs: [{name: image, "
+                    "shape: [1, 3, 96, 96]}]",
+    "autoencoder": "models/autoencoder.py:AutoEncoder, inputs: [{name: features, "
+                   "shape: [1, 640]}]",
+    "mobilenet_v2": "models/mobilenet_v2.py:MobileNetV2, inputs: [{name: image, "
+                    "shape: [1, 3, 96, 96]}]",
+    "transformer": "models/transformer_block.py:TransformerBlock, inputs: [{name: tokens, "
+                   "shape: [1, 16, 64]}]",
+}
+TARGETS = "models:\n" + "".join(
+    f"  {name}: {{source: {spec}, calibration: {CALIBRATION}}}\n" for name, spec in MODELS.items()
+) + f"""defaults:
+  models: [{', '.join(MODELS)}]
+targets:
+  vgf-fp: {{cpu: cortex-a55, tosa: TOSA-1.0+FP, quantization: none, vgf: {{}}}}
+  vgf-int8: {{cpu: cortex-a55, vgf: {{}}}}
+  u85-add: {{cpu: cortex-m85, npu: {{config: ethos-u85-256}}, models: [add]}}
+"""
+INT_LOWER = "lower:add/int8/TOSA-1.0+INT+int16"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("vgf-project")
+    shutil.copytree(ROOT / "models", root / "models")
+    (root / "targets.yaml").write_text(TARGETS)
+    for target in ("vgf-fp", "vgf-int8"):
+        proc = doit(root, "build", f"target={target}")
+        (root / f"{target}.log").write_text(proc.stdout)
+    return root
+
+
+def report(project: Path, target: str) -> dict:
+    return json.loads((project / "build" / target / "report.json").read_text())
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_int8_vgf_is_bit_exact_with_the_reference_model(project, model):
+    check = report(project, "vgf-int8")["models"][model]["run_check"]
+    assert check["passed"] and check["tolerance"] == "INT: bit-exact" and check["samples"] == 4
+    for output in check["outputs"]:
+        assert output["exact_fraction"] == 1.0 and output["max_abs_diff"] == 0.0, output
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_fp_vgf_matches_the_reference_model_within_tolerance(project, model):
+    entry = report(project, "vgf-fp")["models"][model]
+    check = entry["run_check"]
+    assert check["passed"] and check["tolerance"].startswith("FP:")
+    for output in check["outputs"]:
+        # The documented bound, at its loosest (|ref| <= its max), holds the largest difference.
+        assert output["max_abs_diff"] <= 1e-3, output
+    assert entry["io"]["tosa_spec"] == "TOSA-1.0+FP"
+
+
+def test_target_folders_hold_vgf_scenario_io_and_figures(project):
+    for target in ("vgf-fp", "vgf-int8"):
+        for model, entry in report(project, target)["models"].items():
+            folder = project / "build" / target / model
+            for name in ("model.vgf", "scenario.json", "vgf_io.json", "vgf_figures.json",
+                         "run_check.json", "model.tosa", "verify.json"):
+                assert (folder / name).is_file(), (target, model, name)
+            assert entry["vgf"]["vgf_bytes"] == (folder / "model.vgf").stat().st_size
+            assert entry["vgf"]["convert_seconds"] > 0
+            assert entry["run_check"]["timing"]["load_seconds"] > 0
+    io = json.loads((project / "build" / "vgf-int8" / "cnn" / "vgf_io.json").read_text())
+    (image,) = io["inputs"]
+    assert (image["name"], image["vgf_name"], image["shape"], image["layout"]) == (
+        "image", "input_0", [1, 32, 32, 3], "NHWC")
+    assert image["dtype"] == "int8" and image["scale"] > 0 and "zero_point" in image
+
+
+def test_scenario_in_the_target_folder_runs_with_the_scenario_runner(project, tmp_path):
+    """What README's deploy section tells users: input_<i>.npy beside scenario.json."""
+    folder = tmp_path / "device"
+    shutil.copytree(project / "build" / "vgf-int8" / "add", folder)
+    io = json.loads((folder / "vgf_io.json").read_text())
+    rng = np.random.default_rng(7)
+    feeds = {}
+    for i, entry in enumerate(io["inputs"]):
+        feeds[entry.get("tosa_name", entry["name"])] = rng.integers(
+            -128, 128, entry["shape"], dtype=np.int8)
+        np.save(folder / f"input_{i}.npy", list(feeds.values())[-1])
+    env = vulkan_environment(tmp_path / "layers")
+    proc = subprocess.run([tool("scenario_runner"), "--scenario", str(folder / "scenario.json"),
+                           "--output", str(tmp_path / "out")], env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    name = io["outputs"][0]["name"]
+    expected = run_reference_model(folder / "model.tosa", feeds, [name])[name]
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "output_0.npy"), expected)
+
+
+def test_ethos_u_target_reuses_the_lowering_of_the_vgf_target(project):
+    tasks = subprocess.run(doit_list(project), capture_output=True, text=True,
+                           check=True).stdout.split()
+    vela = next(t for t in tasks if t.startswith("vela:add/int8/TOSA-1.0+INT+int16/"))
+    ran = executed(doit(project, vela))
+    assert ran == [vela]  # lower and verify of add were built by vgf-int8 already
+
+
+def doit_list(project: Path) -> list[str]:
+    return [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "list",
+            "--all", "--quiet", f"targets={project / 'targets.yaml'}",
+            f"store={project / 'store'}"]
+
+
+def test_second_build_runs_nothing(project):
+    assert executed(doit(project, "build", "target=vgf-fp,vgf-int8")) == []
+
+
+def test_a_vgf_computing_something_else_fails_the_run_check(project, tmp_path):
+    """The add graph with its ADD turned into a SUB, converted, run against the real add."""
+    folder = project / "build" / "vgf-int8" / "add"
+    (tmp_path / "empty.mlir").write_text("module {}\n")
+    mlir = tmp_path / "add.mlir"
+    subprocess.run([tool("tosa-opt"), "--pass-pipeline=builtin.module(tosa-deserialize"
+                    f"{{tosa-flatbuffer-filename={folder / 'model.tosa'}}})",
+                    str(tmp_path / "empty.mlir"), "-o", str(mlir)], check=True)
+    text = mlir.read_text()
+    assert "tosa.add " in text
+    mlir.write_text(text.replace("tosa.add ", "tosa.sub "))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    subprocess.run([tool("model-converter"), "-i", str(mlir), "-o", str(bad / "model.vgf")],
+                   check=True, capture_output=True)
+    shutil.copyfile(folder / "scenario.json", bad / "scenario.json")
+    test_inputs = project / "build" / ".stages" / "export" / "add" / "test_inputs.pt"
+    with pytest.raises(VerificationError, match=r"^t/vgf_check: output 'add' \(output_0\) of "
+                       r"the \.vgf must match the TOSA reference model's bit for bit \(INT "
+                       r"graph\); got \d+ of 1024 elements different in sample 0, first at "
+                       r"\(0, \d+, \d+, \d+\) \(vgf -?\d+, reference -?\d+\), max \|diff\| \d+"):
+        run_check(bad / "model.vgf", bad / "scenario.json", folder / "vgf_io.json",
+                  folder / "model.tosa", test_inputs, tmp_path / "run_check.json",
+                  where="t/vgf_check")
+    assert not json.loads((tmp_path / "run_check.json").read_text())["passed"]
+
