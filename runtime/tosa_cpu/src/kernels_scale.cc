@@ -1,4 +1,5 @@
 // RESCALE, TABLE and MUL: the integer scaling operators, as the TOSA 1.0 pseudo-code.
+#include "isa.h"
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
@@ -24,6 +25,139 @@ void rescale_run(const Tensor& in, const Tensor& out, const Mult* m, const int8_
   }
 }
 
+#if defined(TOSA_CPU_MVE)
+// MVE RESCALE (scale32), 4 lanes, exactly apply_scale_32 without 64-bit lanes. With
+// P = value * multiplier (multiplier >= 0) and shift S in 2..62:
+//   single rounding: floor((P + 2^(S-1)) / 2^S)
+//     = vrshl(vqdmulh(value << ls, multiplier), -rs), ls = max(32 - S, 0), rs = max(S - 31, 1):
+//     vqdmulh(a, m) = floor(2am / 2^32) exactly (no saturation: m >= 0), and for S >= 32
+//     2^(S-1) is a multiple of 2^31, so floor((floor(P / 2^31) + 2^(S-32)) / 2^(S-31)) is the
+//     same value; for S <= 31 the value is pre-shifted so that one extra bit is rounded by the
+//     vrshl. vrshl by -k is (t + 2^(k-1)) >> k without overflow (Arm pseudo-code).
+//   double rounding, S > 31: floor((P + 2^(S-1) + sign * 2^30) / 2^S)
+//     = vrshl(floor((P + sign * 2^30) / 2^31), -(S - 31)), and
+//     floor((P - 2^30) / 2^31) = floor((P + 2^30) / 2^31) - 1, so the first stage is
+//     vqrdmulh(value, m) + (value >> 31); for S <= 31 double rounding is single rounding,
+//     here vqrdmulh(value << (31 - S), m) with no right shift.
+// The pre-shift is exact whenever value << ls fits in 32 bits (the spec requires
+// |value| < 2^(S-1), which does); a vector where it does not (vqshl saturated) takes the
+// scalar apply_scale_32, so every input gives what the portable kernel gives.
+struct ScaleLanes {
+  int32x4_t m, ls, nls, nrs, dmask;
+};
+
+// The lanes' scales: 4 channels' (step 1) or the tensor's one (step 0) in every lane.
+ScaleLanes scale_lanes(const int32_t* m, const int8_t* s, size_t step, mve_pred16_t p,
+                       bool double_round) {
+  const int32x4_t sh = step ? vldrbq_z_s32(s, p) : vdupq_n_s32(s[0]);
+  ScaleLanes l;
+  l.m = step ? vldrwq_z_s32(m, p) : vdupq_n_s32(m[0]);
+  l.ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(double_round ? 31 : 32), sh), vdupq_n_s32(0));
+  l.nls = vnegq_s32(l.ls);
+  l.nrs = vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
+  l.dmask = double_round ? vdupq_m_n_s32(vdupq_n_s32(0), -1, vcmpgtq_n_s32(sh, 31))
+                         : vdupq_n_s32(0);
+  return l;
+}
+
+template <typename T>
+int32x4_t load_lanes(const T* x, mve_pred16_t p) {
+  if constexpr (sizeof(T) == 1) return vldrbq_z_s32(reinterpret_cast<const int8_t*>(x), p);
+  else if constexpr (sizeof(T) == 2) return vldrhq_z_s32(reinterpret_cast<const int16_t*>(x), p);
+  else return vldrwq_z_s32(reinterpret_cast<const int32_t*>(x), p);
+}
+
+template <typename T>
+void store_lanes(T* y, int32x4_t v, mve_pred16_t p) {
+  if constexpr (sizeof(T) == 1) vstrbq_p_s32(reinterpret_cast<int8_t*>(y), v, p);
+  else if constexpr (sizeof(T) == 2) vstrhq_p_s32(reinterpret_cast<int16_t*>(y), v, p);
+  else vstrwq_p_s32(reinterpret_cast<int32_t*>(y), v, p);
+}
+
+struct ScaleRun {
+  const int32_t* m;  // multipliers and shifts of lane 0; per tensor, `step` is 0
+  const int8_t* s;
+  size_t step;
+  bool double_round, check;
+  int32_t izp, ozp, lo, hi;
+};
+
+// apply_scale_32 lane by lane, for a vector whose value << ls would overflow (out of the
+// spec's range; the portable kernel's result all the same). Inactive lanes give 0.
+__attribute__((noinline)) int32x4_t scale_scalar(int32x4_t v, mve_pred16_t p,
+                                                 const ScaleRun& r) {
+  int32_t value[4], scaled[4];
+  vst1q_s32(value, v);
+  for (size_t j = 0; j < 4; ++j) {
+    scaled[j] = (p & (1u << (4 * j))) ? apply_scale_32(value[j], r.m[j * r.step],
+                                                       r.s[j * r.step], r.double_round)
+                                      : 0;
+  }
+  return vld1q_s32(scaled);
+}
+
+// `count` vectors of the lanes `p` from element `offset` on, `stride` elements apart, all
+// with the lanes' scales.
+template <typename In, typename Out>
+void rescale_vectors(const void* in, void* out, size_t offset, size_t count, size_t stride,
+                     mve_pred16_t p, const ScaleRun& r) {
+  const In* x = static_cast<const In*>(in) + offset;
+  Out* y = static_cast<Out*>(out) + offset;
+  const ScaleLanes l = scale_lanes(r.m, r.s, r.step, p, r.double_round);
+  for (size_t i = 0; i < count; ++i, x += stride, y += stride) {
+    const int32x4_t v = vsubq_n_s32(load_lanes(x, p), r.izp);
+    const int32x4_t a = vqshlq_s32(v, l.ls);
+    int32x4_t t;
+    // Saturated (value << ls overflows) iff shifting back does not give value.
+    if (r.check && vcmpneq_m_s32(vshlq_s32(a, l.nls), v, p) != 0) {
+      t = scale_scalar(v, p, r);
+    } else {
+      t = r.double_round
+              ? vaddq_s32(vqrdmulhq_s32(a, l.m), vandq_s32(vshrq_n_s32(v, 31), l.dmask))
+              : vqdmulhq_s32(a, l.m);
+      t = vrshlq_s32(t, l.nrs);
+    }
+    t = vqaddq_n_s32(t, r.ozp);
+    store_lanes(y, vminq_s32(vmaxq_s32(t, vdupq_n_s32(r.lo)), vdupq_n_s32(r.hi)), p);
+  }
+}
+
+using RescaleVectors = void (*)(const void*, void*, size_t, size_t, size_t, mve_pred16_t,
+                                const ScaleRun&);
+
+// The MVE path for signed int8/int16/int32 -> int8/int32 with scale32 (`run` is
+// rescale_vectors of the pair); false when it does not apply (an int32 input with a zero
+// point, which could overflow value).
+bool rescale_mve(RescaleVectors run, const Tensor& in, const Tensor& out, const int32_t* m,
+                 const int8_t* s, size_t channels, bool double_round, int64_t izp,
+                 int64_t ozp) {
+  if (in.dtype == DType::kInt32 && izp != 0) return false;
+  int32_t min_shift = 62;
+  for (size_t c = 0; c < channels; ++c) min_shift = s[c] < min_shift ? s[c] : min_shift;
+  // Does value << ls fit for every input value? Then no lane needs the overflow check.
+  const int32_t ls = (double_round ? 31 : 32) - min_shift;
+  const int64_t vmin = type_min(in.dtype) - izp, vmax = type_max(in.dtype) - izp;
+  const bool check = ls > 0 && (in.dtype == DType::kInt32 || vmin < -(1ll << (31 - ls)) ||
+                                vmax >= (1ll << (31 - ls)));
+  ScaleRun r{m, s, channels == 1 ? 0u : 1u, double_round, check, static_cast<int32_t>(izp),
+             static_cast<int32_t>(ozp), static_cast<int32_t>(type_min(out.dtype)),
+             static_cast<int32_t>(type_max(out.dtype))};
+  if (channels == 1) {  // per tensor: the tensor as one row
+    const size_t n = in.elements;
+    run(in.data, out.data, 0, n / 4, 4, vctp32q(4), r);
+    if (n % 4) run(in.data, out.data, n / 4 * 4, 1, 4, vctp32q(n % 4), r);
+    return true;
+  }
+  const size_t rows = in.elements / channels;
+  for (size_t c0 = 0; c0 < channels; c0 += 4) {  // 4 channels at a time, down the rows
+    r.m = m + c0;
+    r.s = s + c0;
+    run(in.data, out.data, c0, rows, channels, vctp32q(static_cast<uint32_t>(channels - c0)), r);
+  }
+  return true;
+}
+#endif
+
 // The typed loop for the pairs the lowering emits (conv/matmul accumulators to activations,
 // activations to int32 for elementwise arithmetic); false for any other, which the generic
 // loop handles.
@@ -32,20 +166,33 @@ bool rescale_fast(const Tensor& in, const Tensor& out, const Tensor& mult, const
   const int8_t* s = static_cast<const int8_t*>(shift.data);
   const int32_t* m32 = static_cast<const int32_t*>(mult.data);
   const auto pair = [&](DType a, DType b) { return in.dtype == a && out.dtype == b; };
+#if defined(TOSA_CPU_MVE)
+  if (scale32) {
+    RescaleVectors vectors = pair(DType::kInt32, DType::kInt8)   ? rescale_vectors<int32_t, int8_t>
+                             : pair(DType::kInt8, DType::kInt32)  ? rescale_vectors<int8_t, int32_t>
+                             : pair(DType::kInt16, DType::kInt32) ? rescale_vectors<int16_t, int32_t>
+                                                                  : nullptr;
+    if (vectors && rescale_mve(vectors, in, out, m32, s, channels, double_round, izp, ozp)) {
+      return true;
+    }
+  }
+#endif
   if (!scale32) {
     if (!pair(DType::kInt48, DType::kInt16)) return false;
     rescale_run<int64_t, int16_t>(in, out, static_cast<const int16_t*>(mult.data), s, channels,
                                   false, false, izp, ozp);
-  } else if (pair(DType::kInt32, DType::kInt8)) {
-    rescale_run<int32_t, int8_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
   } else if (pair(DType::kInt32, DType::kInt16)) {
     rescale_run<int32_t, int16_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
   } else if (pair(DType::kInt32, DType::kInt32)) {
     rescale_run<int32_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+#if !defined(TOSA_CPU_MVE)  // MVE: rescale_mve above; what it declines takes the generic loop
+  } else if (pair(DType::kInt32, DType::kInt8)) {
+    rescale_run<int32_t, int8_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
   } else if (pair(DType::kInt8, DType::kInt32)) {
     rescale_run<int8_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
   } else if (pair(DType::kInt16, DType::kInt32)) {
     rescale_run<int16_t, int32_t>(in, out, m32, s, channels, true, double_round, izp, ozp);
+#endif
   } else {
     return false;
   }

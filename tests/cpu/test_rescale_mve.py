@@ -1,0 +1,134 @@
+"""The MVE RESCALE (apply_scale_32 from vqdmulh/vqrdmulh and vrshl, runtime/tosa_cpu/src/
+kernels_scale.cc) on the Cortex-M55 under QEMU, bit-exact over its edge cases: every shift
+2..62, multipliers 0, 1, 2^30, 2^31 - 1 and random ones, single and double rounding, values at
+the extremes of the input type and at +-2^(S-1) (the spec's range of apply_scale_32's value),
+zero points, saturation of the output, per channel and per tensor, channel and element counts
+that are not multiples of the 4 lanes.
+
+Where the values are inside the spec's range, the expected output is the TOSA reference
+model's (and the host's portable kernels must give it too); where they are not (the reference
+model refuses them), it is the host's portable kernels': the MVE kernel must give what the
+portable one gives for every input, the vectors whose pre-shift would overflow included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.cpu.graph_format import encode
+from tests.cpu.cpu_helpers import (Graph, assert_bit_exact, build_tool, compare, run_cpu,
+                                   write_check_cases)
+from tests.runtime.runtime_helpers import build_dir, cmake_build, require, run
+
+pytestmark = [pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc, pytest.mark.needs_qemu]
+
+SHIFTS = np.arange(2, 63)  # every shift apply_scale_32 takes
+MULTIPLIERS = (2**31 - 1, 0, 1, 2**30, None)  # None: random per channel
+LIMITS = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-2**31, 2**31 - 1)}
+
+
+def edge_values(in_dtype: str, shifts: np.ndarray, izp: int, rows_random: int, seed: int,
+                in_range: bool) -> np.ndarray:
+    """Rows of values per column (shift S): the type's extremes, 0, +-1, and v = x - izp at
+    +-2^(S-1) and one inside, then random rows; ``in_range`` clips every value to the spec's
+    range of apply_scale_32, -2^(S-1) <= x - izp < 2^(S-1)."""
+    lo, hi = LIMITS[in_dtype]
+    half = np.left_shift(np.int64(1), shifts - 1)
+    rows = [np.full(shifts.shape, v, np.int64) for v in (lo, hi, 0, 1, -1, izp, izp + 1)]
+    rows += [izp + half - 1, izp - half, izp + half, izp - half - 1, izp + half // 2,
+             izp - half // 2 - 1]
+    rng = np.random.default_rng(seed)
+    rows += [rng.integers(lo, hi + 1, size=shifts.shape) for _ in range(rows_random)]
+    values = np.stack(rows)
+    if in_range:
+        values = np.clip(values, izp - half, izp + half - 1)
+    return np.clip(values, lo, hi)
+
+
+def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, ozp: int,
+                  in_range: bool, per_channel: bool = True, seed: int = 0) -> Graph:
+    """RESCALE of a (rows, channels) tensor: per channel, channel c has shift 2 + c % 61 and
+    the multiplier MULTIPLIERS[c // 61], plus one more channel (a partial vector); per
+    tensor, shift 2 + seed % 61 and a random multiplier over an odd number of elements."""
+    rng = np.random.default_rng(seed)
+    if per_channel:
+        shifts = np.concatenate([np.tile(SHIFTS, len(MULTIPLIERS)), [40]])
+        multipliers = np.concatenate(
+            [np.full(len(SHIFTS), m) if m is not None
+             else rng.integers(1, 2**31, size=len(SHIFTS)) for m in MULTIPLIERS]
+            + [[2**31 - 1]])
+        values = edge_values(in_dtype, shifts, izp, 12, seed, in_range)
+    else:
+        shifts = np.array([2 + seed % 61])
+        multipliers = rng.integers(1, 2**31, size=1)
+        values = edge_values(in_dtype, np.full(37, shifts[0]), izp, 40, seed, in_range)
+    g = Graph()
+    x = g.input("x", values.astype(f"int{in_dtype[3:]}"), in_dtype)
+    inputs = [x, g.const(multipliers, "int32"), g.const(shifts, "int8"), g.zp(izp, in_dtype),
+              g.zp(ozp, out_dtype)]
+    y = g.op("RESCALE", inputs, values.shape, out_dtype, scale32=True,
+             rounding_mode="DOUBLE_ROUND" if double_round else "SINGLE_ROUND",
+             per_channel=per_channel, input_unsigned=False, output_unsigned=False)
+    return g.output(y)
+
+
+# name: (graph, in the spec's range: the reference model is the expected output)
+CASES = {
+    "i32_i8_single_all": lambda: (rescale_graph("int32", "int8", False, 0, -7, False), False),
+    "i32_i8_double_all": lambda: (rescale_graph("int32", "int8", True, 0, 100, False), False),
+    "i32_i8_single_spec": lambda: (rescale_graph("int32", "int8", False, 0, -128, True), True),
+    "i32_i8_double_spec": lambda: (rescale_graph("int32", "int8", True, 0, 127, True), True),
+    "i8_i32_single_all": lambda: (rescale_graph("int8", "int32", False, -128, 0, False), False),
+    "i8_i32_double_spec": lambda: (rescale_graph("int8", "int32", True, 11, 0, True), True),
+    "i16_i32_double_all": lambda: (rescale_graph("int16", "int32", True, 0, 0, False), False),
+    "i16_i32_single_spec": lambda: (rescale_graph("int16", "int32", False, 0, 0, True), True),
+    "i8_i32_tensor_shift11": lambda: (rescale_graph("int8", "int32", False, 5, 0, True, False,
+                                                    seed=9), True),
+    "i8_i32_tensor_shift2": lambda: (rescale_graph("int8", "int32", True, -3, 0, False, False,
+                                                   seed=0), False),
+    "i32_i8_tensor_shift40": lambda: (rescale_graph("int32", "int8", True, 0, -50, True, False,
+                                                    seed=38), True),
+    "i32_i8_tensor_shift20": lambda: (rescale_graph("int32", "int8", False, 0, 3, False, False,
+                                                    seed=18), False),
+}
+
+
+@pytest.fixture(scope="module")
+def cases_c(request, tmp_path_factory):
+    """Per case: the CPU graph, its input and the expected output (reference model inside the
+    spec's range, where the host's portable kernels must agree; else the portable kernels)."""
+    tool = build_tool(request)
+    folder = tmp_path_factory.mktemp("rescale_mve")
+    cases = {}
+    for name, make in CASES.items():
+        graph, in_spec = make()
+        tosa = graph.write(folder / f"{name}.tosa")
+        blob, info = encode(tosa)
+        (value,) = graph.values.values()
+        if in_spec:
+            results = compare(tool, tosa, graph.values)
+            assert_bit_exact(results)
+            ((expected, _),) = results.values()
+            expected = expected.astype(f"int{info.outputs[0].dtype[3:]}")
+        else:
+            (folder / name).mkdir()
+            (folder / name / "model.tcg").write_bytes(blob)
+            _, (expected,) = run_cpu(tool, folder / name / "model.tcg", [value], folder / name)
+        cases[name] = (blob, value.tobytes(), expected.tobytes())
+    return write_check_cases(cases, folder / "cases.c")
+
+
+def test_mve_rescale_is_bit_exact_over_edge_cases(cases_c, request):
+    build = cmake_build(build_dir(request, "tosa-cpu-check-rescale-mve"), "arm-none-eabi-gcc",
+                        "cortex_m", "-DETHOSU_RT_CPU=cortex-m55", "-DETHOSU_RT_ISA=mve",
+                        f"-DTOSA_CPU_CHECK_CASES_C={cases_c}",
+                        "-DTOSA_CPU_CHECK_BOARD=mps3_an547", targets=("tosa_cpu_check",))
+    result = run([require("qemu-system-arm"), "-M", "mps3-an547", "-nographic", "-monitor",
+                  "none", "-semihosting-config", "enable=on,target=native", "-kernel",
+                  build / "bin" / "tosa_cpu_check.elf"], timeout=300, check=False)
+    console = result.stdout + result.stderr
+    assert f"tosa_cpu_check: kernels mve: {len(CASES)}/{len(CASES)} cases bit-exact" \
+        in console, console
+    # The vector path ran: the MVE RESCALE's saturating pre-shift is in the firmware.
+    code = run([require("arm-none-eabi-objdump"), "-d", build / "lib" / "libtosa_cpu.a"]).stdout
+    assert "vqdmulh.s32" in code and "vqrdmulh.s32" in code, "no MVE RESCALE in the library"
