@@ -16,8 +16,14 @@ import numpy as np
 import pytest
 
 from pipeline.cpu.graph_format import encode
-from tests.cpu.cpu_helpers import (Graph, assert_bit_exact, build_tool, compare, run_cpu,
-                                   write_check_cases)
+from tests.cpu.cpu_helpers import (
+    Graph,
+    assert_bit_exact,
+    build_tool,
+    compare,
+    run_cpu,
+    write_check_cases,
+)
 from tests.runtime.runtime_helpers import build_dir, cmake_build, require, run
 
 pytestmark = [pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc, pytest.mark.needs_qemu]
