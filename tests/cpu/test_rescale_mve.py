@@ -28,7 +28,6 @@ from tests.runtime.runtime_helpers import build_dir, cmake_build, require, run
 
 pytestmark = [pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc, pytest.mark.needs_qemu]
 
-SHIFTS = np.arange(2, 63)  # every shift apply_scale_32 takes
 MULTIPLIERS = (2**31 - 1, 0, 1, 2**30, None)  # None: random per channel
 LIMITS = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-2**31, 2**31 - 1)}
 
@@ -52,25 +51,26 @@ def edge_values(in_dtype: str, shifts: np.ndarray, izp: int, rows_random: int, s
 
 
 def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, ozp: int,
-                  in_range: bool, per_channel: bool = True, seed: int = 0) -> Graph:
-    """RESCALE of a (rows, channels) tensor: per channel, channel c has shift 2 + c % 61 and
-    the multiplier MULTIPLIERS[c // 61], plus one more channel (a partial vector); per
-    tensor, shift 2 + seed % 61 and a random multiplier over an odd number of elements."""
+                  shifts: tuple[int, int], in_range: bool, per_channel: bool = True,
+                  seed: int = 0) -> Graph:
+    """RESCALE of a (rows, channels) tensor. Per channel: every shift of ``shifts`` with each
+    of MULTIPLIERS, plus one more channel (a partial vector of 4 lanes); per tensor: the shift
+    ``shifts[0]`` and a random multiplier over an odd number of elements."""
     rng = np.random.default_rng(seed)
     if per_channel:
-        shifts = np.concatenate([np.tile(SHIFTS, len(MULTIPLIERS)), [40]])
+        span = np.arange(shifts[0], shifts[1] + 1)
+        shift = np.concatenate([np.tile(span, len(MULTIPLIERS)), [shifts[1]]])
         multipliers = np.concatenate(
-            [np.full(len(SHIFTS), m) if m is not None
-             else rng.integers(1, 2**31, size=len(SHIFTS)) for m in MULTIPLIERS]
-            + [[2**31 - 1]])
-        values = edge_values(in_dtype, shifts, izp, 12, seed, in_range)
+            [np.full(len(span), m) if m is not None else rng.integers(1, 2**31, size=len(span))
+             for m in MULTIPLIERS] + [[2**31 - 1]])
+        values = edge_values(in_dtype, shift, izp, 12, seed, in_range)
     else:
-        shifts = np.array([2 + seed % 61])
+        shift = np.array([shifts[0]])
         multipliers = rng.integers(1, 2**31, size=1)
-        values = edge_values(in_dtype, np.full(37, shifts[0]), izp, 40, seed, in_range)
+        values = edge_values(in_dtype, np.full(37, shift[0]), izp, 40, seed, in_range)
     g = Graph()
     x = g.input("x", values.astype(f"int{in_dtype[3:]}"), in_dtype)
-    inputs = [x, g.const(multipliers, "int32"), g.const(shifts, "int8"), g.zp(izp, in_dtype),
+    inputs = [x, g.const(multipliers, "int32"), g.const(shift, "int8"), g.zp(izp, in_dtype),
               g.zp(ozp, out_dtype)]
     y = g.op("RESCALE", inputs, values.shape, out_dtype, scale32=True,
              rounding_mode="DOUBLE_ROUND" if double_round else "SINGLE_ROUND",
@@ -78,24 +78,28 @@ def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, o
     return g.output(y)
 
 
-# name: (graph, in the spec's range: the reference model is the expected output)
+# name: (in type, out type, double rounding, input zp, output zp, shifts, in the spec's range
+# (the reference model is the expected output), per channel). The vector path takes shifts
+# where value << ls fits for every value of the input type (int32: 32.., double 31..; int8
+# 10.., double 9..; int16 16.., double 15..); the others check the MVE build's dispatch to
+# the generic loop, over values outside the spec's range too.
 CASES = {
-    "i32_i8_single_all": lambda: (rescale_graph("int32", "int8", False, 0, -7, False), False),
-    "i32_i8_double_all": lambda: (rescale_graph("int32", "int8", True, 0, 100, False), False),
-    "i32_i8_single_spec": lambda: (rescale_graph("int32", "int8", False, 0, -128, True), True),
-    "i32_i8_double_spec": lambda: (rescale_graph("int32", "int8", True, 0, 127, True), True),
-    "i8_i32_single_all": lambda: (rescale_graph("int8", "int32", False, -128, 0, False), False),
-    "i8_i32_double_spec": lambda: (rescale_graph("int8", "int32", True, 11, 0, True), True),
-    "i16_i32_double_all": lambda: (rescale_graph("int16", "int32", True, 0, 0, False), False),
-    "i16_i32_single_spec": lambda: (rescale_graph("int16", "int32", False, 0, 0, True), True),
-    "i8_i32_tensor_shift11": lambda: (rescale_graph("int8", "int32", False, 5, 0, True, False,
-                                                    seed=9), True),
-    "i8_i32_tensor_shift2": lambda: (rescale_graph("int8", "int32", True, -3, 0, False, False,
-                                                   seed=0), False),
-    "i32_i8_tensor_shift40": lambda: (rescale_graph("int32", "int8", True, 0, -50, True, False,
-                                                    seed=38), True),
-    "i32_i8_tensor_shift20": lambda: (rescale_graph("int32", "int8", False, 0, 3, False, False,
-                                                    seed=18), False),
+    "i32_i8_single_vector": ("int32", "int8", False, 0, -7, (32, 62), True, True),
+    "i32_i8_double_vector": ("int32", "int8", True, 0, 100, (31, 62), True, True),
+    "i32_i8_single_all_shifts": ("int32", "int8", False, 0, -128, (2, 62), False, True),
+    "i32_i8_double_all_shifts": ("int32", "int8", True, 0, 127, (2, 62), False, True),
+    "i8_i32_single_vector": ("int8", "int32", False, -128, 0, (10, 62), True, True),
+    "i8_i32_double_vector": ("int8", "int32", True, 11, 0, (9, 62), True, True),
+    "i8_i32_single_all_shifts": ("int8", "int32", False, -128, 0, (2, 62), False, True),
+    "i16_i32_single_vector": ("int16", "int32", False, 0, 0, (16, 62), True, True),
+    "i16_i32_double_vector": ("int16", "int32", True, 0, 0, (15, 62), True, True),
+    "i16_i32_double_all_shifts": ("int16", "int32", True, 0, 0, (2, 62), False, True),
+    "i8_i32_tensor_shift11": ("int8", "int32", False, 5, 0, (11, 11), True, False),
+    "i8_i32_tensor_shift9_double": ("int8", "int32", True, -3, 0, (9, 9), True, False),
+    "i8_i32_tensor_shift2": ("int8", "int32", True, -3, 0, (2, 2), False, False),
+    "i32_i8_tensor_shift40": ("int32", "int8", True, 0, -50, (40, 40), True, False),
+    "i32_i8_tensor_shift32": ("int32", "int8", False, 0, 3, (32, 32), True, False),
+    "i32_i8_tensor_shift20": ("int32", "int8", False, 0, 3, (20, 20), False, False),
 }
 
 
@@ -106,8 +110,9 @@ def cases_c(request, tmp_path_factory):
     tool = build_tool(request)
     folder = tmp_path_factory.mktemp("rescale_mve")
     cases = {}
-    for name, make in CASES.items():
-        graph, in_spec = make()
+    for seed, (name, case) in enumerate(CASES.items()):
+        *args, in_spec, per_channel = case
+        graph = rescale_graph(*args, in_spec, per_channel, seed=seed)
         tosa = graph.write(folder / f"{name}.tosa")
         blob, info = encode(tosa)
         (value,) = graph.values.values()

@@ -40,10 +40,11 @@ void rescale_run(const Tensor& in, const Tensor& out, const Mult* m, const int8_
 //     vqrdmulh(value, m) + (value >> 31); for S <= 31 double rounding is single rounding,
 //     here vqrdmulh(value << (31 - S), m) with no right shift.
 // The pre-shift is exact whenever value << ls fits in 32 bits (the spec requires
-// |value| < 2^(S-1), which does); a vector where it does not (vqshl saturated) takes the
-// scalar apply_scale_32, so every input gives what the portable kernel gives.
+// |value| < 2^(S-1), which does). The vector path runs only where it fits for every value
+// of the input type, so every input gives what the portable kernel gives; the rest (int32
+// inputs with shifts below 32: not what the lowering emits) take the generic loop.
 struct ScaleLanes {
-  int32x4_t m, ls, nls, nrs, dmask;
+  int32x4_t m, ls, nrs, dmask;
 };
 
 // The lanes' scales: 4 channels' (step 1) or the tensor's one (step 0) in every lane.
@@ -53,7 +54,6 @@ ScaleLanes scale_lanes(const int32_t* m, const int8_t* s, size_t step, mve_pred1
   ScaleLanes l;
   l.m = step ? vldrwq_z_s32(m, p) : vdupq_n_s32(m[0]);
   l.ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(double_round ? 31 : 32), sh), vdupq_n_s32(0));
-  l.nls = vnegq_s32(l.ls);
   l.nrs = vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
   l.dmask = double_round ? vdupq_m_n_s32(vdupq_n_s32(0), -1, vcmpgtq_n_s32(sh, 31))
                          : vdupq_n_s32(0);
@@ -78,47 +78,30 @@ struct ScaleRun {
   const int32_t* m;  // multipliers and shifts of lane 0; per tensor, `step` is 0
   const int8_t* s;
   size_t step;
-  bool double_round, check;
-  int32_t izp, ozp, lo, hi;
+  bool double_round;
+  int32_t izp, ozp;
 };
 
-// apply_scale_32 lane by lane, for a vector whose value << ls would overflow (out of the
-// spec's range; the portable kernel's result all the same). Inactive lanes give 0.
-__attribute__((noinline)) int32x4_t scale_scalar(int32x4_t v, mve_pred16_t p,
-                                                 const ScaleRun& r) {
-  int32_t value[4], scaled[4];
-  vst1q_s32(value, v);
-  for (size_t j = 0; j < 4; ++j) {
-    scaled[j] = (p & (1u << (4 * j))) ? apply_scale_32(value[j], r.m[j * r.step],
-                                                       r.s[j * r.step], r.double_round)
-                                      : 0;
-  }
-  return vld1q_s32(scaled);
-}
-
 // `count` vectors of the lanes `p` from element `offset` on, `stride` elements apart, all
-// with the lanes' scales.
-template <typename In, typename Out>
+// with the lanes' scales. The output's range is applied by a saturating shift left and back
+// (int8: by 24, int16: by 16), which keeps the loop's vectors in MVE's 8 registers.
+template <typename In, typename Out, bool kDouble>
 void rescale_vectors(const void* in, void* out, size_t offset, size_t count, size_t stride,
                      mve_pred16_t p, const ScaleRun& r) {
   const In* x = static_cast<const In*>(in) + offset;
   Out* y = static_cast<Out*>(out) + offset;
-  const ScaleLanes l = scale_lanes(r.m, r.s, r.step, p, r.double_round);
+  const ScaleLanes l = scale_lanes(r.m, r.s, r.step, p, kDouble);
+  const int32_t izp = r.izp, ozp = r.ozp;
+  constexpr int kNarrow = 32 - 8 * static_cast<int>(sizeof(Out));
   for (size_t i = 0; i < count; ++i, x += stride, y += stride) {
-    const int32x4_t v = vsubq_n_s32(load_lanes(x, p), r.izp);
-    const int32x4_t a = vqshlq_s32(v, l.ls);
-    int32x4_t t;
-    // Saturated (value << ls overflows) iff shifting back does not give value.
-    if (r.check && vcmpneq_m_s32(vshlq_s32(a, l.nls), v, p) != 0) {
-      t = scale_scalar(v, p, r);
-    } else {
-      t = r.double_round
-              ? vaddq_s32(vqrdmulhq_s32(a, l.m), vandq_s32(vshrq_n_s32(v, 31), l.dmask))
-              : vqdmulhq_s32(a, l.m);
-      t = vrshlq_s32(t, l.nrs);
-    }
-    t = vqaddq_n_s32(t, r.ozp);
-    store_lanes(y, vminq_s32(vmaxq_s32(t, vdupq_n_s32(r.lo)), vdupq_n_s32(r.hi)), p);
+    const int32x4_t v = vsubq_n_s32(load_lanes(x, p), izp);
+    const int32x4_t a = vshlq_s32(v, l.ls);
+    int32x4_t t = kDouble
+                      ? vaddq_s32(vqrdmulhq_s32(a, l.m), vandq_s32(vshrq_n_s32(v, 31), l.dmask))
+                      : vqdmulhq_s32(a, l.m);
+    t = vqaddq_n_s32(vrshlq_s32(t, l.nrs), ozp);
+    if constexpr (kNarrow > 0) t = vshrq_n_s32(vqshlq_n_s32(t, kNarrow), kNarrow);
+    store_lanes(y, t, p);
   }
 }
 
@@ -126,22 +109,25 @@ using RescaleVectors = void (*)(const void*, void*, size_t, size_t, size_t, mve_
                                 const ScaleRun&);
 
 // The MVE path for signed int8/int16/int32 -> int8/int32 with scale32 (`run` is
-// rescale_vectors of the pair); false when it does not apply (an int32 input with a zero
-// point, which could overflow value).
+// rescale_vectors of the pair); false when it does not apply: an int32 input with a zero
+// point (value could overflow), or value << ls could overflow for some value of the input
+// type (int32 inputs with a shift below 32, int8/int16 with very small shifts; outside the
+// spec's range of value, where the generic loop gives the portable kernel's result).
 bool rescale_mve(RescaleVectors run, const Tensor& in, const Tensor& out, const int32_t* m,
                  const int8_t* s, size_t channels, bool double_round, int64_t izp,
                  int64_t ozp) {
   if (in.dtype == DType::kInt32 && izp != 0) return false;
   int32_t min_shift = 62;
   for (size_t c = 0; c < channels; ++c) min_shift = s[c] < min_shift ? s[c] : min_shift;
-  // Does value << ls fit for every input value? Then no lane needs the overflow check.
+  // Does value << ls fit for every value of the input type?
   const int32_t ls = (double_round ? 31 : 32) - min_shift;
   const int64_t vmin = type_min(in.dtype) - izp, vmax = type_max(in.dtype) - izp;
-  const bool check = ls > 0 && (in.dtype == DType::kInt32 || vmin < -(1ll << (31 - ls)) ||
-                                vmax >= (1ll << (31 - ls)));
-  ScaleRun r{m, s, channels == 1 ? 0u : 1u, double_round, check, static_cast<int32_t>(izp),
-             static_cast<int32_t>(ozp), static_cast<int32_t>(type_min(out.dtype)),
-             static_cast<int32_t>(type_max(out.dtype))};
+  if (ls > 0 && (in.dtype == DType::kInt32 || vmin < -(1ll << (31 - ls)) ||
+                 vmax >= (1ll << (31 - ls)))) {
+    return false;
+  }
+  ScaleRun r{m, s, channels == 1 ? 0u : 1u, double_round, static_cast<int32_t>(izp),
+             static_cast<int32_t>(ozp)};
   if (channels == 1) {  // per tensor: the tensor as one row
     const size_t n = in.elements;
     run(in.data, out.data, 0, n / 4, 4, vctp32q(4), r);
@@ -168,10 +154,17 @@ bool rescale_fast(const Tensor& in, const Tensor& out, const Tensor& mult, const
   const auto pair = [&](DType a, DType b) { return in.dtype == a && out.dtype == b; };
 #if defined(TOSA_CPU_MVE)
   if (scale32) {
-    RescaleVectors vectors = pair(DType::kInt32, DType::kInt8)   ? rescale_vectors<int32_t, int8_t>
-                             : pair(DType::kInt8, DType::kInt32)  ? rescale_vectors<int8_t, int32_t>
-                             : pair(DType::kInt16, DType::kInt32) ? rescale_vectors<int16_t, int32_t>
-                                                                  : nullptr;
+    RescaleVectors vectors =
+        pair(DType::kInt32, DType::kInt8)
+            ? (double_round ? rescale_vectors<int32_t, int8_t, true>
+                            : rescale_vectors<int32_t, int8_t, false>)
+        : pair(DType::kInt8, DType::kInt32)
+            ? (double_round ? rescale_vectors<int8_t, int32_t, true>
+                            : rescale_vectors<int8_t, int32_t, false>)
+        : pair(DType::kInt16, DType::kInt32)
+            ? (double_round ? rescale_vectors<int16_t, int32_t, true>
+                            : rescale_vectors<int16_t, int32_t, false>)
+            : nullptr;
     if (vectors && rescale_mve(vectors, in, out, m32, s, channels, double_round, izp, ozp)) {
       return true;
     }
