@@ -30,6 +30,15 @@ CASES = {
     "depthwise_int8_c32_stride2": lambda: k.depthwise(shape=(1, 10, 10, 32), m=1,
                                                       stride=(2, 2), pad=(1, 0, 1, 0)),
     "depthwise_int8_m2": lambda: k.depthwise(m=2, izp=-3),
+    # MVE: 8-channel groups stored interleaved (vst2), a per-tensor bias.
+    "depthwise_int8_c24_bias_one": lambda: k.depthwise(shape=(1, 6, 6, 24), m=1, izp=-128,
+                                                       wzp=2, bias_one=True),
+    # MVE CONV2D: 4 output channels per pass plus a tail, both zero points, a per-tensor
+    # bias; more output channels than the folded-bias buffer holds (the generic MVE path).
+    "conv2d_int8_oc13_zps": lambda: k.conv2d(shape=(1, 7, 7, 20), oc=13, izp=-128, wzp=-5,
+                                             bias_one=True),
+    "conv2d_int8_oc260_1x1": lambda: k.conv2d(shape=(1, 3, 3, 24), oc=260, k=(1, 1),
+                                              pad=(0, 0, 0, 0), izp=9, wzp=1),
     "transpose_conv_int8_ic21": lambda: k.transpose_conv(shape=(1, 4, 4, 21), izp=7),
     "matmul_int8_c40": lambda: matmul_const_b(c=40),
     "matmul_int8_c300": lambda: matmul_const_b(c=300, azp=5, bzp=0),

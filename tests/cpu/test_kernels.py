@@ -43,13 +43,13 @@ def conv2d(dtype="int8", shape=(1, 9, 9, 3), oc=4, k=(3, 3), stride=(1, 1), pad=
 
 
 def depthwise(dtype="int8", shape=(1, 9, 9, 4), m=2, k=(3, 3), stride=(1, 1), pad=(1, 1, 1, 1),
-              dil=(1, 1), izp=0, wzp=0, seed=0):
+              dil=(1, 1), izp=0, wzp=0, bias_one=False, seed=0):
     g = Graph()
     n, h, w, c = shape
     x = g.input("x", random(shape, dtype, seed), dtype)
     acc, bias_t = ACC[dtype]
     weight = g.const(random((*k, c, m), "int8", seed + 1), "int8")
-    bias = g.const(random((c * m,), "int32", seed + 2), bias_t)
+    bias = g.const(random((1 if bias_one else c * m,), "int32", seed + 2), bias_t)
     out = (n, _extent(h, k[0], stride[0], dil[0], pad[0], pad[1]),
            _extent(w, k[1], stride[1], dil[1], pad[2], pad[3]), c * m)
     y = g.op("DEPTHWISE_CONV2D", [x, weight, bias, g.zp(izp, dtype), g.zp(wzp, "int8")], out, acc,

@@ -9,6 +9,20 @@
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
+// Operators the example models do not use (or barely), built for size where the file is
+// built for speed (-O2 on bare metal): keeps the library under its 32 KiB goal.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TOSA_CPU_FOR_SIZE __attribute__((optimize("Os")))
+#else
+#define TOSA_CPU_FOR_SIZE
+#endif
+// Loops an ISA variant replaces on its hot path (MVE: depthwise with M = 1), for size there.
+#if defined(TOSA_CPU_MVE)
+#define TOSA_CPU_FALLBACK TOSA_CPU_FOR_SIZE
+#else
+#define TOSA_CPU_FALLBACK
+#endif
+
 namespace tosa_cpu {
 namespace {
 
@@ -101,6 +115,64 @@ void conv2d_pixel(const Conv& c, const In* x, int32_t len, const int8_t* w, cons
   }
 }
 
+#if defined(TOSA_CPU_MVE)
+// int8 CONV2D on MVE: four output channels per pass over the window (each input vector
+// loaded once for four weight rows), the zero-point terms that do not depend on the window
+// folded into the bias once per operator:
+//   sum (x - xzp)(w - wzp) + b = xw - wzp * x_sum + (b - xzp * w_sum + n * xzp * wzp),
+// all in wrapping 32-bit arithmetic, which is the portable kernel's wrap32 of the same sum.
+constexpr int32_t kConvMaxOc = 256;
+
+void conv2d_bias_mve(const Conv& c, int32_t len, const int8_t* w, const Tensor& bias,
+                     uint32_t* folded) {
+  const int32_t* b = static_cast<const int32_t*>(bias.data);
+  for (int32_t oc = 0; oc < c.oc; ++oc, w += len) {
+    int32_t ws = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      ws = vaddvaq_s8(ws, vldrbq_z_s8(w + i, vctp8q(static_cast<uint32_t>(len - i))));
+    }
+    folded[oc] = static_cast<uint32_t>(b[bias.shape[0] == 1 ? 0 : oc]) -
+                 static_cast<uint32_t>(c.izp) * static_cast<uint32_t>(ws) +
+                 static_cast<uint32_t>(len) * static_cast<uint32_t>(c.izp * c.wzp);
+  }
+}
+
+void conv2d_pixel_mve(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
+                      const uint32_t* folded, int32_t* y) {
+  int32_t xs = 0;
+  if (c.wzp != 0) {
+    for (int32_t i = 0; i < len; i += 16) {
+      xs = vaddvaq_s8(xs, vldrbq_z_s8(x + i, vctp8q(static_cast<uint32_t>(len - i))));
+    }
+  }
+  const uint32_t xcorr = static_cast<uint32_t>(c.wzp) * static_cast<uint32_t>(xs);
+  int32_t oc = 0;
+  for (; oc + 4 <= c.oc; oc += 4, w += 4 * len) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      const mve_pred16_t p = vctp8q(static_cast<uint32_t>(len - i));
+      const int8x16_t xv = vldrbq_z_s8(x + i, p);
+      a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w + i, p));
+      a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w + len + i, p));
+      a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w + 2 * len + i, p));
+      a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w + 3 * len + i, p));
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a0) - xcorr + folded[oc]);
+    y[oc + 1] = static_cast<int32_t>(static_cast<uint32_t>(a1) - xcorr + folded[oc + 1]);
+    y[oc + 2] = static_cast<int32_t>(static_cast<uint32_t>(a2) - xcorr + folded[oc + 2]);
+    y[oc + 3] = static_cast<int32_t>(static_cast<uint32_t>(a3) - xcorr + folded[oc + 3]);
+  }
+  for (; oc < c.oc; ++oc, w += len) {
+    int32_t a = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      const mve_pred16_t p = vctp8q(static_cast<uint32_t>(len - i));
+      a = vmladavaq_s8(a, vldrbq_z_s8(x + i, p), vldrbq_z_s8(w + i, p));
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a) - xcorr + folded[oc]);
+  }
+}
+#endif
+
 // CONV2D as one dot product per output value: the window (KH x KW x IC, laid out like the
 // weights) is used in place when it is contiguous in the input (1 x KW windows inside the
 // input), else gathered into a stack buffer with padding taps set to the input zero point,
@@ -112,6 +184,24 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
   constexpr int32_t kWindow = 640;
   In window[kWindow];
   const int32_t len = c.kh * c.kw * c.ic;
+#if defined(TOSA_CPU_MVE)
+  uint32_t folded[std::is_same<In, int8_t>::value ? kConvMaxOc : 1];
+  const bool mve = std::is_same<In, int8_t>::value && c.oc <= kConvMaxOc;
+  if constexpr (std::is_same<In, int8_t>::value) {
+    if (mve) conv2d_bias_mve(c, len, w, bias, folded);
+  }
+#endif
+  const auto pixel = [&](const In* x, size_t o) {
+#if defined(TOSA_CPU_MVE)
+    if constexpr (std::is_same<In, int8_t>::value) {
+      if (mve) {
+        conv2d_pixel_mve(c, x, len, w, folded, static_cast<int32_t*>(out.data) + o);
+        return;
+      }
+    }
+#endif
+    conv2d_pixel(c, x, len, w, bias, out, o);
+  };
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
@@ -122,8 +212,7 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
         const bool inside = iy >= 0 && iy + (c.kh - 1) * c.dil_y < c.ih && ix >= 0 &&
                             ix + (c.kw - 1) * c.dil_x < c.iw;
         if (inside && c.kh == 1 && (c.kw == 1 || c.dil_x == 1)) {
-          conv2d_pixel(c, image + (static_cast<size_t>(iy) * c.iw + ix) * c.ic, len, w, bias,
-                       out, o);
+          pixel(image + (static_cast<size_t>(iy) * c.iw + ix) * c.ic, o);
           continue;
         }
         if (len <= kWindow) {
@@ -140,7 +229,7 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
               }
             }
           }
-          conv2d_pixel(c, window, len, w, bias, out, o);
+          pixel(window, o);
           continue;
         }
         for (int32_t oc = 0; oc < c.oc; ++oc) {  // a large window: a dot product per tap
@@ -195,6 +284,20 @@ void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
               odd = vaddq_s32(odd, vmulltq_int_s16(xv, wv));
             }
           }
+          if (c0 + 8 <= c.ic) {  // bias added and stored, even and odd lanes interleaved
+            const int32_t* b = static_cast<const int32_t*>(bias.data);
+            int32x4x2_t acc;
+            if (bias_bc) {
+              acc.val[0] = vaddq_n_s32(even, b[0]);
+              acc.val[1] = vaddq_n_s32(odd, b[0]);
+            } else {
+              const int32x4x2_t bv = vld2q_s32(b + c0);
+              acc.val[0] = vaddq_s32(even, bv.val[0]);
+              acc.val[1] = vaddq_s32(odd, bv.val[1]);
+            }
+            vst2q_s32(static_cast<int32_t*>(out.data) + o + c0, acc);
+            continue;
+          }
           int32_t e[4], d[4];
           vst1q_s32(e, even);
           vst1q_s32(d, odd);
@@ -211,7 +314,7 @@ void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
 #endif
 
 template <typename In>
-void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+TOSA_CPU_FALLBACK void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                    const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
   size_t o = 0;
@@ -246,7 +349,7 @@ void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& b
 }
 
 template <typename In>
-void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+TOSA_CPU_FOR_SIZE void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                         const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
   for (size_t o = 0; o < out.elements; ++o) {
@@ -353,7 +456,7 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
   return Error::kOk;
 }
 
-Error transpose_conv2d(const OpArgs& op, bool run) {
+TOSA_CPU_FOR_SIZE Error transpose_conv2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 3, 1, 8));
   const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
   ETHOSU_RT_TRY(check_types(op, in, w, bias, out));
@@ -465,7 +568,7 @@ Error matmul(const OpArgs& op, bool run) {
 
 namespace {
 
-Error pool_shapes(const OpArgs& op, Conv* c) {
+TOSA_CPU_FOR_SIZE Error pool_shapes(const OpArgs& op, Conv* c) {
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
   const char* where = op_name(op.op);
   ETHOSU_RT_CHECK_ONE_OF(in.dtype == DType::kInt8 || in.dtype == DType::kInt16,
@@ -534,7 +637,7 @@ Error avg_pool2d(const OpArgs& op, bool run) {
   return Error::kOk;
 }
 
-Error max_pool2d(const OpArgs& op, bool run) {
+TOSA_CPU_FOR_SIZE Error max_pool2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 1, 1, 8));
   Conv c{};
   ETHOSU_RT_TRY(pool_shapes(op, &c));
