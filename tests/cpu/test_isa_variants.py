@@ -43,6 +43,8 @@ CASES = {
     "matmul_int8_c40": lambda: matmul_const_b(c=40),
     "matmul_int8_c300": lambda: matmul_const_b(c=300, azp=5, bzp=0),
     "conv_then_rescale": k.two_ops,
+    "add_int32_const": lambda: binary_const_b("ADD"),  # MVE: 4 lanes and a partial vector
+    "sub_int32_const": lambda: binary_const_b("SUB"),
 }
 VARIANTS = {  # name: (cpu, isa, QEMU machine, board memory map, expected variant)
     "m55_mve": ("cortex-m55", "mve", "mps3-an547", "mps3_an547", "mve"),
@@ -58,6 +60,14 @@ def matmul_const_b(n=2, h=7, c=40, w=9, azp=-3, bzp=11, seed=0):
     b = g.const(k.random((n, c, w), "int8", seed + 1), "int8")
     return g.output(g.op("MATMUL", [a, b, g.zp(azp, "int8"), g.zp(bzp, "int8")], (n, h, w),
                          "int32"))
+
+
+def binary_const_b(op, shape=(3, 5, 7), seed=0):
+    """Same-shape int32 ADD/SUB with a constant second operand."""
+    g = k.Graph()
+    a = g.input("a", k.random(shape, "int32", seed, -(1 << 20), 1 << 20), "int32")
+    b = g.const(k.random(shape, "int32", seed + 1, -(1 << 20), 1 << 20), "int32")
+    return g.output(g.op(op, [a, b], shape, "int32"))
 
 
 @pytest.fixture(scope="module")

@@ -335,6 +335,7 @@ CASES = {
     "table_int16": lambda: table("int16"),
     # Elementwise with broadcasting.
     "add_int32": lambda: binary("ADD", **I32),
+    "sub_int32": lambda: binary("SUB", a_shape=(3, 5, 7), b_shape=(3, 5, 7), **I32),
     "add_int32_broadcast": lambda: binary("ADD", a_shape=(2, 1, 4), b_shape=(1, 3, 1), **I32),
     "sub_int32_broadcast": lambda: binary("SUB", a_shape=(1, 3, 4), b_shape=(2, 3, 1), **I32),
     "maximum_int32": lambda: binary("MAXIMUM", a_shape=(4, 1), b_shape=(4, 6),
@@ -392,6 +393,7 @@ CASES = {
     "concat_int8_axis1": lambda: concat(),
     "concat_int32_axis2": lambda: concat("int32", axis=2),
     "slice_int8": lambda: movement("SLICE"),
+    "slice_int32": lambda: movement("SLICE", "int32"),
     "pad_int8": lambda: movement("PAD"),
     "pad_int16": lambda: movement("PAD", "int16"),
     "reshape_int32": lambda: movement("RESHAPE", "int32"),
