@@ -115,29 +115,76 @@ void conv2d_pixel(const Conv& c, const In* x, int32_t len, const int8_t* w, cons
   }
 }
 
-#if defined(TOSA_CPU_MVE)
-// int8 CONV2D on MVE: four output channels per pass over the window (each input vector
-// loaded once for four weight rows), the zero-point terms that do not depend on the window
-// folded into the bias once per operator:
+#if defined(TOSA_CPU_MVE) || defined(TOSA_CPU_DSP)
+#define TOSA_CPU_CONV_BLOCKED 1
+// int8 CONV2D on MVE (DSP): four (two) output channels per pass over the window, each input
+// vector loaded once for all their weight rows, and the zero-point terms that do not depend
+// on the window folded into the bias once per operator:
 //   sum (x - xzp)(w - wzp) + b = xw - wzp * x_sum + (b - xzp * w_sum + n * xzp * wzp),
 // all in wrapping 32-bit arithmetic, which is the portable kernel's wrap32 of the same sum.
 constexpr int32_t kConvMaxOc = 256;
 
-void conv2d_bias_mve(const Conv& c, int32_t len, const int8_t* w, const Tensor& bias,
-                     uint32_t* folded) {
+void conv2d_fold_bias(const Conv& c, int32_t len, const int8_t* w, const Tensor& bias,
+                      uint32_t* folded) {
   const int32_t* b = static_cast<const int32_t*>(bias.data);
   for (int32_t oc = 0; oc < c.oc; ++oc, w += len) {
     int32_t ws = 0;
+#if defined(TOSA_CPU_MVE)
     for (int32_t i = 0; i < len; i += 16) {
       ws = vaddvaq_s8(ws, vldrbq_z_s8(w + i, vctp8q(static_cast<uint32_t>(len - i))));
     }
+#else
+    for (int32_t i = 0; i < len; ++i) ws += w[i];
+#endif
     folded[oc] = static_cast<uint32_t>(b[bias.shape[0] == 1 ? 0 : oc]) -
                  static_cast<uint32_t>(c.izp) * static_cast<uint32_t>(ws) +
                  static_cast<uint32_t>(len) * static_cast<uint32_t>(c.izp * c.wzp);
   }
 }
+#endif
 
-void conv2d_pixel_mve(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
+#if defined(TOSA_CPU_DSP)
+// Two output channels per pass: SMLAD on sign-extended even/odd byte pairs, the input's
+// pairs extracted once for both weight rows.
+void conv2d_pixel_blocked(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
+                          const uint32_t* folded, int32_t* y) {
+  int32_t xs = 0;
+  if (c.wzp != 0) {
+    for (int32_t i = 0; i < len; ++i) xs += x[i];
+  }
+  const uint32_t xcorr = static_cast<uint32_t>(c.wzp) * static_cast<uint32_t>(xs);
+  const int32_t body = len & ~3;
+  int32_t oc = 0;
+  for (; oc + 2 <= c.oc; oc += 2, w += 2 * len) {
+    int32_t a0 = 0, a1 = 0;
+    const int8_t* w1 = w + len;
+    for (int32_t i = 0; i < body; i += 4) {
+      int32_t xv, v0, v1;
+      memcpy(&xv, x + i, 4);
+      memcpy(&v0, w + i, 4);
+      memcpy(&v1, w1 + i, 4);
+      const int16x2_t x02 = __sxtb16(xv), x13 = __sxtb16(ror8(xv));
+      a0 = __smlad(x02, __sxtb16(v0), a0);
+      a0 = __smlad(x13, __sxtb16(ror8(v0)), a0);
+      a1 = __smlad(x02, __sxtb16(v1), a1);
+      a1 = __smlad(x13, __sxtb16(ror8(v1)), a1);
+    }
+    for (int32_t i = body; i < len; ++i) {
+      a0 += x[i] * w[i];
+      a1 += x[i] * w1[i];
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a0) - xcorr + folded[oc]);
+    y[oc + 1] = static_cast<int32_t>(static_cast<uint32_t>(a1) - xcorr + folded[oc + 1]);
+  }
+  if (oc < c.oc) {
+    const Dot8 d = dot8(x, w, len);
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(d.xw) - xcorr + folded[oc]);
+  }
+}
+#endif
+
+#if defined(TOSA_CPU_MVE)
+void conv2d_pixel_blocked(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
                       const uint32_t* folded, int32_t* y) {
   int32_t xs = 0;
   if (c.wzp != 0) {
@@ -184,18 +231,21 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
   constexpr int32_t kWindow = 640;
   In window[kWindow];
   const int32_t len = c.kh * c.kw * c.ic;
-#if defined(TOSA_CPU_MVE)
+#if defined(TOSA_CPU_CONV_BLOCKED)
   uint32_t folded[std::is_same<In, int8_t>::value ? kConvMaxOc : 1];
-  const bool mve = std::is_same<In, int8_t>::value && c.oc <= kConvMaxOc;
+  // Folding reads every weight once: worth it from two output pixels on (a fully connected
+  // layer, one pixel, keeps the plain dot products).
+  const bool blocked = std::is_same<In, int8_t>::value && c.oc <= kConvMaxOc &&
+                       static_cast<int64_t>(c.n) * c.oh * c.ow > 1;
   if constexpr (std::is_same<In, int8_t>::value) {
-    if (mve) conv2d_bias_mve(c, len, w, bias, folded);
+    if (blocked) conv2d_fold_bias(c, len, w, bias, folded);
   }
 #endif
   const auto pixel = [&](const In* x, size_t o) {
-#if defined(TOSA_CPU_MVE)
+#if defined(TOSA_CPU_CONV_BLOCKED)
     if constexpr (std::is_same<In, int8_t>::value) {
-      if (mve) {
-        conv2d_pixel_mve(c, x, len, w, folded, static_cast<int32_t*>(out.data) + o);
+      if (blocked) {
+        conv2d_pixel_blocked(c, x, len, w, folded, static_cast<int32_t*>(out.data) + o);
         return;
       }
     }
