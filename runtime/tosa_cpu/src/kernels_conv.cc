@@ -363,6 +363,64 @@ void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
 }
 #endif
 
+#if defined(TOSA_CPU_DSP)
+// Depthwise int8 with M = 1 on the DSP extension: 4 channels per word, sign-extended into
+// halfword pairs (0, 2) and (1, 3), zero points subtracted in both halves (SSUB16: x - zp
+// fits in 16 bits), one SMLABB/SMLATT per channel and tap into 32-bit accumulators. The
+// last IC % 4 channels take the scalar loop.
+void depthwise_dsp(const Conv& c, const int8_t* in, const int8_t* w, const Tensor& bias,
+                   const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  const int32_t* b = static_cast<const int32_t*>(bias.data);
+  int32_t* y = static_cast<int32_t*>(out.data);
+  const int32_t izp = static_cast<int32_t>((static_cast<uint32_t>(c.izp) & 0xFFFF) * 0x10001u);
+  const int32_t wzp = static_cast<int32_t>((static_cast<uint32_t>(c.wzp) & 0xFFFF) * 0x10001u);
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        for (int32_t c0 = 0; c0 < c.ic; c0 += 4) {
+          const int32_t lanes = c.ic - c0 < 4 ? c.ic - c0 : 4;
+          int32_t acc[4] = {0, 0, 0, 0};
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t yy = iy + ky * c.dil_y;
+            if (yy < 0 || yy >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t xx = ix + kx * c.dil_x;
+              if (xx < 0 || xx >= c.iw) continue;
+              const int8_t* ip = image + (static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0;
+              const int8_t* wp = w + (static_cast<size_t>(ky) * c.kw + kx) * c.ic + c0;
+              if (lanes < 4) {
+                for (int32_t j = 0; j < lanes; ++j) acc[j] += (ip[j] - c.izp) * (wp[j] - c.wzp);
+                continue;
+              }
+              int32_t xv, wv;
+              memcpy(&xv, ip, 4);
+              memcpy(&wv, wp, 4);
+              const int16x2_t x02 = __ssub16(__sxtb16(xv), izp);
+              const int16x2_t x13 = __ssub16(__sxtb16(ror8(xv)), izp);
+              const int16x2_t w02 = __ssub16(__sxtb16(wv), wzp);
+              const int16x2_t w13 = __ssub16(__sxtb16(ror8(wv)), wzp);
+              acc[0] = __smlabb(x02, w02, acc[0]);
+              acc[2] = __smlatt(x02, w02, acc[2]);
+              acc[1] = __smlabb(x13, w13, acc[1]);
+              acc[3] = __smlatt(x13, w13, acc[3]);
+            }
+          }
+          for (int32_t j = 0; j < lanes; ++j) {
+            y[o + c0 + j] = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) +
+                                                 static_cast<uint32_t>(b[bias_bc ? 0 : c0 + j]));
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
 template <typename In>
 TOSA_CPU_FALLBACK void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                    const Tensor& out) {
@@ -496,6 +554,11 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
 #if defined(TOSA_CPU_MVE)
     if (c.m == 1) {
       depthwise_mve(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+      return Error::kOk;
+    }
+#elif defined(TOSA_CPU_DSP)
+    if (c.m == 1) {
+      depthwise_dsp(c, static_cast<const int8_t*>(in.data), wp, bias, out);
       return Error::kOk;
     }
 #endif
