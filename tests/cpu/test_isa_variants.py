@@ -135,7 +135,7 @@ def test_library_uses_no_heap_exceptions_or_rtti_and_fits_32_kib(request):
     size = run([require("arm-none-eabi-size"), "-t", build / "lib" / "libtosa_cpu.a",
                 build / "lib" / "libethosu_rt_common.a"]).stdout
     text = int(size.strip().splitlines()[-1].split()[0])
-    # Every kernel (CONV2D's file at -O2, the rest -Os) plus all of common/, Cortex-M55 MVE,
-    # Release, check texts off: measured 24,340 + 6,900 B. The goal: kernels +
-    # runtime under 32 KiB of code.
+    # Every kernel (CONV2D's file at -O2 but for its rarely used operators, the rest -Os) plus
+    # all of common/, Cortex-M55 MVE, Release, check texts off: measured 25,782 + 6,900 B.
+    # The goal: kernels + runtime under 32 KiB of code.
     assert text < 32 * 1024, size
