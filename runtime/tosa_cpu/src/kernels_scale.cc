@@ -144,6 +144,50 @@ bool rescale_mve(RescaleVectors run, const Tensor& in, const Tensor& out, const 
 }
 #endif
 
+#if defined(TOSA_CPU_DSP)
+// DSP RESCALE (scale32): the MVE formulation above one value at a time, with a 32 x 32 -> 64
+// multiply (SMULL) instead of apply_scale_32's 64-bit product and 64-bit variable shift,
+// the rounding shift overflow-free as (t >> k) + ((t >> (k - 1)) & 1), QADD for the output
+// zero point and SSAT for the output range. Same rule for where it runs: value << ls must
+// fit for every value of the input type (false otherwise: the generic loop).
+template <typename In, typename Out>
+bool rescale_dsp(const Tensor& in, const Tensor& out, const int32_t* m, const int8_t* s,
+                 size_t channels, bool double_round, int64_t izp, int64_t ozp) {
+  if (in.dtype == DType::kInt32 && izp != 0) return false;
+  const int32_t base = double_round ? 31 : 32;
+  int32_t min_shift = 62;
+  for (size_t c = 0; c < channels; ++c) min_shift = s[c] < min_shift ? s[c] : min_shift;
+  const int32_t max_ls = base - min_shift;
+  const int64_t vmin = type_min(in.dtype) - izp, vmax = type_max(in.dtype) - izp;
+  if (max_ls > 0 && (in.dtype == DType::kInt32 || vmin < -(1ll << (31 - max_ls)) ||
+                     vmax >= (1ll << (31 - max_ls)))) {
+    return false;
+  }
+  const In* x = static_cast<const In*>(in.data);
+  Out* y = static_cast<Out*>(out.data);
+  const size_t rows = in.elements / channels;
+  const int32_t zi = static_cast<int32_t>(izp), zo = static_cast<int32_t>(ozp);
+  for (size_t c = 0; c < channels; ++c) {  // per channel: its scale, down the rows
+    const int32_t shift = s[c], ls = base - shift > 0 ? base - shift : 0;
+    const int32_t k = shift - 31 > (double_round ? 0 : 1) ? shift - 31 : (double_round ? 0 : 1);
+    const int64_t mult = m[c];
+    const int32_t sign_mask = double_round && shift > 31 ? -1 : 0;
+    for (size_t r = 0, i = c; r < rows; ++r, i += channels) {
+      const int32_t v = static_cast<int32_t>(x[i]) - zi;
+      const int64_t p = static_cast<int32_t>(static_cast<uint32_t>(v) << ls) * mult;
+      int32_t t = double_round ? static_cast<int32_t>((p + (1ll << 30)) >> 31) + ((v >> 31) & sign_mask)
+                               : static_cast<int32_t>(p >> 31);
+      if (k > 0) t = (t >> k) + ((t >> (k - 1)) & 1);
+      t = __qadd(t, zo);
+      if constexpr (sizeof(Out) == 1) t = __ssat(t, 8);
+      if constexpr (sizeof(Out) == 2) t = __ssat(t, 16);
+      y[i] = static_cast<Out>(t);
+    }
+  }
+  return true;
+}
+#endif
+
 // The typed loop for the pairs the lowering emits (conv/matmul accumulators to activations,
 // activations to int32 for elementwise arithmetic); false for any other, which the generic
 // loop handles.
@@ -168,6 +212,17 @@ bool rescale_fast(const Tensor& in, const Tensor& out, const Tensor& mult, const
     if (vectors && rescale_mve(vectors, in, out, m32, s, channels, double_round, izp, ozp)) {
       return true;
     }
+  }
+#endif
+#if defined(TOSA_CPU_DSP)
+  if (scale32 &&
+      ((pair(DType::kInt32, DType::kInt8) &&
+        rescale_dsp<int32_t, int8_t>(in, out, m32, s, channels, double_round, izp, ozp)) ||
+       (pair(DType::kInt8, DType::kInt32) &&
+        rescale_dsp<int8_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)) ||
+       (pair(DType::kInt16, DType::kInt32) &&
+        rescale_dsp<int16_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)))) {
+    return true;
   }
 #endif
   if (!scale32) {

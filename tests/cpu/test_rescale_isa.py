@@ -1,14 +1,16 @@
-"""The MVE RESCALE (apply_scale_32 from vqdmulh/vqrdmulh and vrshl, runtime/tosa_cpu/src/
-kernels_scale.cc) on the Cortex-M55 under QEMU, bit-exact over its edge cases: every shift
-2..62, multipliers 0, 1, 2^30, 2^31 - 1 and random ones, single and double rounding, values at
-the extremes of the input type and at +-2^(S-1) (the spec's range of apply_scale_32's value),
-zero points, saturation of the output, per channel and per tensor, channel and element counts
-that are not multiples of the 4 lanes.
+"""The ISA variants of RESCALE (apply_scale_32 without a 64-bit product per value: MVE from
+vqdmulh/vqrdmulh and vrshl, DSP from SMULL, QADD and SSAT; runtime/tosa_cpu/src/
+kernels_scale.cc) under QEMU - Cortex-M55 MVE and Cortex-M4 DSP - bit-exact over their edge
+cases: every shift 2..62, multipliers 0, 1, 2^30, 2^31 - 1 and random ones, single and
+double rounding, values at the extremes of the input type and at +-2^(S-1) (the spec's range
+of apply_scale_32's value), zero points, saturation of the output, per channel and per
+tensor, channel and element counts that are not multiples of 4 lanes.
 
 Where the values are inside the spec's range, the expected output is the TOSA reference
 model's (and the host's portable kernels must give it too); where they are not (the reference
-model refuses them), it is the host's portable kernels': the MVE kernel must give what the
-portable one gives for every input, the vectors whose pre-shift would overflow included."""
+model refuses them), it is the host's portable kernels': the variants must give what the
+portable kernel gives for every input.
+"""
 
 from __future__ import annotations
 
@@ -129,17 +131,25 @@ def cases_c(request, tmp_path_factory):
     return write_check_cases(cases, folder / "cases.c")
 
 
-def test_mve_rescale_is_bit_exact_over_edge_cases(cases_c, request):
-    build = cmake_build(build_dir(request, "tosa-cpu-check-rescale-mve"), "arm-none-eabi-gcc",
-                        "cortex_m", "-DETHOSU_RT_CPU=cortex-m55", "-DETHOSU_RT_ISA=mve",
-                        f"-DTOSA_CPU_CHECK_CASES_C={cases_c}",
-                        "-DTOSA_CPU_CHECK_BOARD=mps3_an547", targets=("tosa_cpu_check",))
-    result = run([require("qemu-system-arm"), "-M", "mps3-an547", "-nographic", "-monitor",
-                  "none", "-semihosting-config", "enable=on,target=native", "-kernel",
+VARIANTS = {  # name: (cpu, isa, QEMU machine, board memory map, variant, an instruction of it)
+    "m55_mve": ("cortex-m55", "mve", "mps3-an547", "mps3_an547", "mve", "vqdmulh.s32"),
+    "m4_dsp": ("cortex-m4", "dsp", "mps2-an386", "mps2", "dsp", "qadd"),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_rescale_variant_is_bit_exact_over_edge_cases(variant, cases_c, request):
+    cpu, isa, machine, board, name, instruction = VARIANTS[variant]
+    build = cmake_build(build_dir(request, f"tosa-cpu-check-rescale-{variant}"),
+                        "arm-none-eabi-gcc", "cortex_m", f"-DETHOSU_RT_CPU={cpu}",
+                        f"-DETHOSU_RT_ISA={isa}", f"-DTOSA_CPU_CHECK_CASES_C={cases_c}",
+                        f"-DTOSA_CPU_CHECK_BOARD={board}", targets=("tosa_cpu_check",))
+    result = run([require("qemu-system-arm"), "-M", machine, "-nographic", "-monitor", "none",
+                  "-semihosting-config", "enable=on,target=native", "-kernel",
                   build / "bin" / "tosa_cpu_check.elf"], timeout=300, check=False)
     console = result.stdout + result.stderr
-    assert f"tosa_cpu_check: kernels mve: {len(CASES)}/{len(CASES)} cases bit-exact" \
+    assert f"tosa_cpu_check: kernels {name}: {len(CASES)}/{len(CASES)} cases bit-exact" \
         in console, console
-    # The vector path ran: the MVE RESCALE's saturating pre-shift is in the firmware.
+    # The variant's RESCALE is in the library that ran.
     code = run([require("arm-none-eabi-objdump"), "-d", build / "lib" / "libtosa_cpu.a"]).stdout
-    assert "vqdmulh.s32" in code and "vqrdmulh.s32" in code, "no MVE RESCALE in the library"
+    assert instruction in code, f"no {instruction} in the {name} library"
