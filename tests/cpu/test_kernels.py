@@ -43,13 +43,13 @@ def conv2d(dtype="int8", shape=(1, 9, 9, 3), oc=4, k=(3, 3), stride=(1, 1), pad=
 
 
 def depthwise(dtype="int8", shape=(1, 9, 9, 4), m=2, k=(3, 3), stride=(1, 1), pad=(1, 1, 1, 1),
-              dil=(1, 1), izp=0, wzp=0, seed=0):
+              dil=(1, 1), izp=0, wzp=0, bias_one=False, seed=0):
     g = Graph()
     n, h, w, c = shape
     x = g.input("x", random(shape, dtype, seed), dtype)
     acc, bias_t = ACC[dtype]
     weight = g.const(random((*k, c, m), "int8", seed + 1), "int8")
-    bias = g.const(random((c * m,), "int32", seed + 2), bias_t)
+    bias = g.const(random((1 if bias_one else c * m,), "int32", seed + 2), bias_t)
     out = (n, _extent(h, k[0], stride[0], dil[0], pad[0], pad[1]),
            _extent(w, k[1], stride[1], dil[1], pad[2], pad[3]), c * m)
     y = g.op("DEPTHWISE_CONV2D", [x, weight, bias, g.zp(izp, dtype), g.zp(wzp, "int8")], out, acc,
@@ -335,6 +335,7 @@ CASES = {
     "table_int16": lambda: table("int16"),
     # Elementwise with broadcasting.
     "add_int32": lambda: binary("ADD", **I32),
+    "sub_int32": lambda: binary("SUB", a_shape=(3, 5, 7), b_shape=(3, 5, 7), **I32),
     "add_int32_broadcast": lambda: binary("ADD", a_shape=(2, 1, 4), b_shape=(1, 3, 1), **I32),
     "sub_int32_broadcast": lambda: binary("SUB", a_shape=(1, 3, 4), b_shape=(2, 3, 1), **I32),
     "maximum_int32": lambda: binary("MAXIMUM", a_shape=(4, 1), b_shape=(4, 6),
@@ -392,6 +393,7 @@ CASES = {
     "concat_int8_axis1": lambda: concat(),
     "concat_int32_axis2": lambda: concat("int32", axis=2),
     "slice_int8": lambda: movement("SLICE"),
+    "slice_int32": lambda: movement("SLICE", "int32"),
     "pad_int8": lambda: movement("PAD"),
     "pad_int16": lambda: movement("PAD", "int16"),
     "reshape_int32": lambda: movement("RESHAPE", "int32"),

@@ -9,6 +9,21 @@
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
+// Operators the example models do not use (or barely), built for size where the file is
+// built for speed (-O2 on bare metal): keeps the library under its 32 KiB goal.
+#if defined(__GNUC__) && !defined(__clang__)
+#define TOSA_CPU_FOR_SIZE __attribute__((optimize("Os")))
+#else
+#define TOSA_CPU_FOR_SIZE
+#endif
+// Loops an ISA variant replaces on its hot path, for size there (MVE: depthwise with M = 1,
+// int8 average pooling, the int8 CONV2D's per-pixel work: its loop over pixels costs 1-3%).
+#if defined(TOSA_CPU_MVE)
+#define TOSA_CPU_FALLBACK TOSA_CPU_FOR_SIZE
+#else
+#define TOSA_CPU_FALLBACK
+#endif
+
 namespace tosa_cpu {
 namespace {
 
@@ -101,17 +116,143 @@ void conv2d_pixel(const Conv& c, const In* x, int32_t len, const int8_t* w, cons
   }
 }
 
+#if defined(TOSA_CPU_MVE) || defined(TOSA_CPU_DSP)
+#define TOSA_CPU_CONV_BLOCKED 1
+// int8 CONV2D on MVE (DSP): four (two) output channels per pass over the window, each input
+// vector loaded once for all their weight rows, and the zero-point terms that do not depend
+// on the window folded into the bias once per operator:
+//   sum (x - xzp)(w - wzp) + b = xw - wzp * x_sum + (b - xzp * w_sum + n * xzp * wzp),
+// all in wrapping 32-bit arithmetic, which is the portable kernel's wrap32 of the same sum.
+constexpr int32_t kConvMaxOc = 256;
+
+void conv2d_fold_bias(const Conv& c, int32_t len, const int8_t* w, const Tensor& bias,
+                      uint32_t* folded) {
+  const int32_t* b = static_cast<const int32_t*>(bias.data);
+  for (int32_t oc = 0; oc < c.oc; ++oc, w += len) {
+    int32_t ws = 0;
+#if defined(TOSA_CPU_MVE)
+    for (int32_t i = 0; i < len; i += 16) {
+      ws = vaddvaq_s8(ws, vldrbq_z_s8(w + i, vctp8q(static_cast<uint32_t>(len - i))));
+    }
+#else
+    for (int32_t i = 0; i < len; ++i) ws += w[i];
+#endif
+    folded[oc] = static_cast<uint32_t>(b[bias.shape[0] == 1 ? 0 : oc]) -
+                 static_cast<uint32_t>(c.izp) * static_cast<uint32_t>(ws) +
+                 static_cast<uint32_t>(len) * static_cast<uint32_t>(c.izp * c.wzp);
+  }
+}
+#endif
+
+#if defined(TOSA_CPU_DSP)
+// Two output channels per pass: SMLAD on sign-extended even/odd byte pairs, the input's
+// pairs extracted once for both weight rows.
+void conv2d_pixel_blocked(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
+                          const uint32_t* folded, int32_t* y) {
+  int32_t xs = 0;
+  if (c.wzp != 0) {
+    for (int32_t i = 0; i < len; ++i) xs += x[i];
+  }
+  const uint32_t xcorr = static_cast<uint32_t>(c.wzp) * static_cast<uint32_t>(xs);
+  const int32_t body = len & ~3;
+  int32_t oc = 0;
+  for (; oc + 2 <= c.oc; oc += 2, w += 2 * len) {
+    int32_t a0 = 0, a1 = 0;
+    const int8_t* w1 = w + len;
+    for (int32_t i = 0; i < body; i += 4) {
+      int32_t xv, v0, v1;
+      memcpy(&xv, x + i, 4);
+      memcpy(&v0, w + i, 4);
+      memcpy(&v1, w1 + i, 4);
+      const int16x2_t x02 = __sxtb16(xv), x13 = __sxtb16(ror8(xv));
+      a0 = __smlad(x02, __sxtb16(v0), a0);
+      a0 = __smlad(x13, __sxtb16(ror8(v0)), a0);
+      a1 = __smlad(x02, __sxtb16(v1), a1);
+      a1 = __smlad(x13, __sxtb16(ror8(v1)), a1);
+    }
+    for (int32_t i = body; i < len; ++i) {
+      a0 += x[i] * w[i];
+      a1 += x[i] * w1[i];
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a0) - xcorr + folded[oc]);
+    y[oc + 1] = static_cast<int32_t>(static_cast<uint32_t>(a1) - xcorr + folded[oc + 1]);
+  }
+  if (oc < c.oc) {
+    const Dot8 d = dot8(x, w, len);
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(d.xw) - xcorr + folded[oc]);
+  }
+}
+#endif
+
+#if defined(TOSA_CPU_MVE)
+void conv2d_pixel_blocked(const Conv& c, const int8_t* x, int32_t len, const int8_t* w,
+                      const uint32_t* folded, int32_t* y) {
+  int32_t xs = 0;
+  if (c.wzp != 0) {
+    for (int32_t i = 0; i < len; i += 16) {
+      xs = vaddvaq_s8(xs, vldrbq_z_s8(x + i, vctp8q(static_cast<uint32_t>(len - i))));
+    }
+  }
+  const uint32_t xcorr = static_cast<uint32_t>(c.wzp) * static_cast<uint32_t>(xs);
+  int32_t oc = 0;
+  for (; oc + 4 <= c.oc; oc += 4, w += 4 * len) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      const mve_pred16_t p = vctp8q(static_cast<uint32_t>(len - i));
+      const int8x16_t xv = vldrbq_z_s8(x + i, p);
+      a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w + i, p));
+      a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w + len + i, p));
+      a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w + 2 * len + i, p));
+      a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w + 3 * len + i, p));
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a0) - xcorr + folded[oc]);
+    y[oc + 1] = static_cast<int32_t>(static_cast<uint32_t>(a1) - xcorr + folded[oc + 1]);
+    y[oc + 2] = static_cast<int32_t>(static_cast<uint32_t>(a2) - xcorr + folded[oc + 2]);
+    y[oc + 3] = static_cast<int32_t>(static_cast<uint32_t>(a3) - xcorr + folded[oc + 3]);
+  }
+  for (; oc < c.oc; ++oc, w += len) {
+    int32_t a = 0;
+    for (int32_t i = 0; i < len; i += 16) {
+      const mve_pred16_t p = vctp8q(static_cast<uint32_t>(len - i));
+      a = vmladavaq_s8(a, vldrbq_z_s8(x + i, p), vldrbq_z_s8(w + i, p));
+    }
+    y[oc] = static_cast<int32_t>(static_cast<uint32_t>(a) - xcorr + folded[oc]);
+  }
+}
+#endif
+
 // CONV2D as one dot product per output value: the window (KH x KW x IC, laid out like the
 // weights) is used in place when it is contiguous in the input (1 x KW windows inside the
 // input), else gathered into a stack buffer with padding taps set to the input zero point,
 // which contribute (zp - zp) * w = 0 exactly. Windows larger than the buffer fall back to a
 // dot product per kernel tap.
 template <typename In>
-void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+TOSA_CPU_FALLBACK void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                 const Tensor& out) {
   constexpr int32_t kWindow = 640;
   In window[kWindow];
   const int32_t len = c.kh * c.kw * c.ic;
+#if defined(TOSA_CPU_CONV_BLOCKED)
+  uint32_t folded[std::is_same<In, int8_t>::value ? kConvMaxOc : 1];
+  // Folding reads every weight once: worth it from two output pixels on (a fully connected
+  // layer, one pixel, keeps the plain dot products).
+  const bool blocked = std::is_same<In, int8_t>::value && c.oc <= kConvMaxOc &&
+                       static_cast<int64_t>(c.n) * c.oh * c.ow > 1;
+  if constexpr (std::is_same<In, int8_t>::value) {
+    if (blocked) conv2d_fold_bias(c, len, w, bias, folded);
+  }
+#endif
+  const auto pixel = [&](const In* x, size_t o) {
+#if defined(TOSA_CPU_CONV_BLOCKED)
+    if constexpr (std::is_same<In, int8_t>::value) {
+      if (blocked) {
+        conv2d_pixel_blocked(c, x, len, w, folded, static_cast<int32_t*>(out.data) + o);
+        return;
+      }
+    }
+#endif
+    conv2d_pixel(c, x, len, w, bias, out, o);
+  };
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
@@ -122,8 +263,7 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
         const bool inside = iy >= 0 && iy + (c.kh - 1) * c.dil_y < c.ih && ix >= 0 &&
                             ix + (c.kw - 1) * c.dil_x < c.iw;
         if (inside && c.kh == 1 && (c.kw == 1 || c.dil_x == 1)) {
-          conv2d_pixel(c, image + (static_cast<size_t>(iy) * c.iw + ix) * c.ic, len, w, bias,
-                       out, o);
+          pixel(image + (static_cast<size_t>(iy) * c.iw + ix) * c.ic, o);
           continue;
         }
         if (len <= kWindow) {
@@ -140,7 +280,7 @@ void conv2d_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias
               }
             }
           }
-          conv2d_pixel(c, window, len, w, bias, out, o);
+          pixel(window, o);
           continue;
         }
         for (int32_t oc = 0; oc < c.oc; ++oc) {  // a large window: a dot product per tap
@@ -195,6 +335,20 @@ void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
               odd = vaddq_s32(odd, vmulltq_int_s16(xv, wv));
             }
           }
+          if (c0 + 8 <= c.ic) {  // bias added and stored, even and odd lanes interleaved
+            const int32_t* b = static_cast<const int32_t*>(bias.data);
+            int32x4x2_t acc;
+            if (bias_bc) {
+              acc.val[0] = vaddq_n_s32(even, b[0]);
+              acc.val[1] = vaddq_n_s32(odd, b[0]);
+            } else {
+              const int32x4x2_t bv = vld2q_s32(b + c0);
+              acc.val[0] = vaddq_s32(even, bv.val[0]);
+              acc.val[1] = vaddq_s32(odd, bv.val[1]);
+            }
+            vst2q_s32(static_cast<int32_t*>(out.data) + o + c0, acc);
+            continue;
+          }
           int32_t e[4], d[4];
           vst1q_s32(e, even);
           vst1q_s32(d, odd);
@@ -210,8 +364,66 @@ void depthwise_mve(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
 }
 #endif
 
+#if defined(TOSA_CPU_DSP)
+// Depthwise int8 with M = 1 on the DSP extension: 4 channels per word, sign-extended into
+// halfword pairs (0, 2) and (1, 3), zero points subtracted in both halves (SSUB16: x - zp
+// fits in 16 bits), one SMLABB/SMLATT per channel and tap into 32-bit accumulators. The
+// last IC % 4 channels take the scalar loop.
+void depthwise_dsp(const Conv& c, const int8_t* in, const int8_t* w, const Tensor& bias,
+                   const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  const int32_t* b = static_cast<const int32_t*>(bias.data);
+  int32_t* y = static_cast<int32_t*>(out.data);
+  const int32_t izp = static_cast<int32_t>((static_cast<uint32_t>(c.izp) & 0xFFFF) * 0x10001u);
+  const int32_t wzp = static_cast<int32_t>((static_cast<uint32_t>(c.wzp) & 0xFFFF) * 0x10001u);
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        for (int32_t c0 = 0; c0 < c.ic; c0 += 4) {
+          const int32_t lanes = c.ic - c0 < 4 ? c.ic - c0 : 4;
+          int32_t acc[4] = {0, 0, 0, 0};
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t yy = iy + ky * c.dil_y;
+            if (yy < 0 || yy >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t xx = ix + kx * c.dil_x;
+              if (xx < 0 || xx >= c.iw) continue;
+              const int8_t* ip = image + (static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0;
+              const int8_t* wp = w + (static_cast<size_t>(ky) * c.kw + kx) * c.ic + c0;
+              if (lanes < 4) {
+                for (int32_t j = 0; j < lanes; ++j) acc[j] += (ip[j] - c.izp) * (wp[j] - c.wzp);
+                continue;
+              }
+              int32_t xv, wv;
+              memcpy(&xv, ip, 4);
+              memcpy(&wv, wp, 4);
+              const int16x2_t x02 = __ssub16(__sxtb16(xv), izp);
+              const int16x2_t x13 = __ssub16(__sxtb16(ror8(xv)), izp);
+              const int16x2_t w02 = __ssub16(__sxtb16(wv), wzp);
+              const int16x2_t w13 = __ssub16(__sxtb16(ror8(wv)), wzp);
+              acc[0] = __smlabb(x02, w02, acc[0]);
+              acc[2] = __smlatt(x02, w02, acc[2]);
+              acc[1] = __smlabb(x13, w13, acc[1]);
+              acc[3] = __smlatt(x13, w13, acc[3]);
+            }
+          }
+          for (int32_t j = 0; j < lanes; ++j) {
+            y[o + c0 + j] = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) +
+                                                 static_cast<uint32_t>(b[bias_bc ? 0 : c0 + j]));
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
 template <typename In>
-void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+TOSA_CPU_FALLBACK void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                    const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
   size_t o = 0;
@@ -246,7 +458,7 @@ void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& b
 }
 
 template <typename In>
-void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
+TOSA_CPU_FOR_SIZE void transpose_conv_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                         const Tensor& out) {
   const bool bias_bc = bias.shape[0] == 1;
   for (size_t o = 0; o < out.elements; ++o) {
@@ -345,6 +557,11 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
       depthwise_mve(c, static_cast<const int8_t*>(in.data), wp, bias, out);
       return Error::kOk;
     }
+#elif defined(TOSA_CPU_DSP)
+    if (c.m == 1) {
+      depthwise_dsp(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+      return Error::kOk;
+    }
 #endif
     depthwise_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
   } else {
@@ -353,7 +570,7 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
   return Error::kOk;
 }
 
-Error transpose_conv2d(const OpArgs& op, bool run) {
+TOSA_CPU_FOR_SIZE Error transpose_conv2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 3, 1, 8));
   const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
   ETHOSU_RT_TRY(check_types(op, in, w, bias, out));
@@ -465,7 +682,7 @@ Error matmul(const OpArgs& op, bool run) {
 
 namespace {
 
-Error pool_shapes(const OpArgs& op, Conv* c) {
+TOSA_CPU_FOR_SIZE Error pool_shapes(const OpArgs& op, Conv* c) {
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
   const char* where = op_name(op.op);
   ETHOSU_RT_CHECK_ONE_OF(in.dtype == DType::kInt8 || in.dtype == DType::kInt16,
@@ -494,9 +711,49 @@ Error pool_shapes(const OpArgs& op, Conv* c) {
   return check_window(op, *c);
 }
 
+#if defined(TOSA_CPU_MVE)
+// int8 AVG_POOL2D on MVE: 4 channels per vector summed over the window's valid taps, the
+// input zero point taken off once (count * zp), then apply_scale_32 (single rounding) of the
+// pixel's reciprocal_scale(count) as the MVE RESCALE computes it: reciprocal_scale's shift
+// is 30 + k with count <= 2^k, so acc << max(32 - shift, 0) stays below 255 * 4.
+void avg_pool_mve(const Conv& c, const int8_t* in, int8_t* out, int32_t izp, int32_t ozp) {
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      const int32_t y0 = oy * c.stride_y - c.pad_top;
+      const int32_t ya = y0 < 0 ? 0 : y0, yb = y0 + c.kh < c.ih ? y0 + c.kh : c.ih;
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t x0 = ox * c.stride_x - c.pad_left;
+        const int32_t xa = x0 < 0 ? 0 : x0, xb = x0 + c.kw < c.iw ? x0 + c.kw : c.iw;
+        const int32_t count = (yb - ya) * (xb - xa);
+        int32_t multiplier, shift;
+        reciprocal_scale(static_cast<uint32_t>(count), &multiplier, &shift);
+        const int32x4_t ls = vdupq_n_s32(32 - shift > 0 ? 32 - shift : 0);
+        const int32x4_t nrs = vdupq_n_s32(31 - shift < -1 ? 31 - shift : -1);
+        for (int32_t c0 = 0; c0 < c.ic; c0 += 4) {
+          const mve_pred16_t p = vctp32q(static_cast<uint32_t>(c.ic - c0));
+          int32x4_t acc = vdupq_n_s32(0);
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            const int8_t* row = image + static_cast<size_t>(yy) * c.iw * c.ic + c0;
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              acc = vaddq_s32(acc, vldrbq_z_s32(row + static_cast<size_t>(xx) * c.ic, p));
+            }
+          }
+          acc = vsubq_n_s32(acc, count * izp);
+          int32x4_t t = vqdmulhq_s32(vshlq_s32(acc, ls), vdupq_n_s32(multiplier));
+          t = vqaddq_n_s32(vrshlq_s32(t, nrs), ozp);
+          vstrbq_p_s32(out + o + c0, vshrq_n_s32(vqshlq_n_s32(t, 24), 24), p);
+        }
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
-Error avg_pool2d(const OpArgs& op, bool run) {
+TOSA_CPU_FALLBACK Error avg_pool2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 1, 1, 10));
   Conv c{};
   ETHOSU_RT_TRY(pool_shapes(op, &c));
@@ -505,6 +762,13 @@ Error avg_pool2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_zp(op, in.dtype, izp));
   ETHOSU_RT_TRY(check_zp(op, out.dtype, ozp));
   if (!run) return Error::kOk;
+#if defined(TOSA_CPU_MVE)
+  if (in.dtype == DType::kInt8) {
+    avg_pool_mve(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data), izp,
+                 ozp);
+    return Error::kOk;
+  }
+#endif
   const int64_t lo = type_min(out.dtype), hi = type_max(out.dtype);
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
@@ -534,7 +798,7 @@ Error avg_pool2d(const OpArgs& op, bool run) {
   return Error::kOk;
 }
 
-Error max_pool2d(const OpArgs& op, bool run) {
+TOSA_CPU_FOR_SIZE Error max_pool2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 1, 1, 8));
   Conv c{};
   ETHOSU_RT_TRY(pool_shapes(op, &c));
