@@ -8,9 +8,10 @@ cd "$(dirname "$0")"
 
 APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
               g++-aarch64-linux-gnu qemu-user qemu-system-arm ninja-build cmake ccache
-              googletest clang libclang-rt-14-dev file)
+              googletest clang libclang-rt-14-dev file chromium)
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (tests/runtime/test_fuzz_artifact.py);
 # a Recommends of clang, so --no-install-recommends leaves it out unless named here.
+# chromium: the headless browser tests/graph/test_report_html.py opens build/report.html in.
 with_apt=1
 for arg in "$@"; do
   case "$arg" in
