@@ -20,6 +20,7 @@ import html
 import io
 import json
 import math
+import sys
 from pathlib import Path
 
 from pipeline.stages.package import write_atomic
@@ -109,7 +110,7 @@ def _row(target: str, model: str, report: dict, entry: dict) -> str:
             + _cell(entry.get("artifact_bytes"), "{:,}") + "</tr>")
 
 
-def _variants(reports: dict[str, dict]) -> dict[str, dict[str, dict]]:
+def _variants(reports: dict[str, dict], build: Path) -> dict[str, dict[str, dict]]:
     """model -> NPU options (as JSON text) -> {"targets": [...], "entry", "folder"}: targets
     with the same model and NPU options have the same figures."""
     found: dict[str, dict[str, dict]] = {}
@@ -121,7 +122,7 @@ def _variants(reports: dict[str, dict]) -> dict[str, dict[str, dict]]:
             key = json.dumps(npu, sort_keys=True)
             slot = found.setdefault(model, {}).setdefault(
                 key, {"targets": [], "entry": entry, "npu": npu,
-                      "layers_csv": Path(entry["artifact"]).parent / "vela_per_layer.csv"})
+                      "layers_csv": build / target / model / "vela_per_layer.csv"})
             slot["targets"].append(target)
     return found
 
@@ -168,8 +169,8 @@ def _layers(model: str, variant: dict, varying: tuple[str, ...], chart: bool) ->
     return f"<p><b>{caption}</b></p><ol>{items}</ol>"
 
 
-def render(reports: dict[str, dict]) -> str:
-    """The report page for ``target -> report.json data``."""
+def render(reports: dict[str, dict], build: Path) -> str:
+    """The report page for ``target -> report.json data`` of the targets under ``build``."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display; must precede pyplot's import
@@ -180,7 +181,7 @@ def render(reports: dict[str, dict]) -> str:
             "<th>NPU ops</th><th>artifact B</th></tr>")
     rows = "".join(_row(t, m, r, e) for t, r in reports.items() for m, e in r["models"].items())
     parts = [f"<h1>Build report</h1><p>{len(reports)} targets.</p><table>{head}{rows}</table>"]
-    variants = _variants(reports)
+    variants = _variants(reports, build)
     comparisons = "".join(_comparison(m, v) for m, v in variants.items())
     if comparisons:
         parts.append(f"<h2>Across targets</h2>{comparisons}")
@@ -207,4 +208,26 @@ def write_report(build: Path, names: list[str], html_path: Path) -> None:
         path = build / name / "report.json"
         if path.is_file():
             reports[name] = json.loads(path.read_text())
-    write_atomic(html_path, render(reports).encode())
+    write_atomic(html_path, render(reports, build).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipeline.graph.report_html [BUILD]``: write ``BUILD/report.html`` from
+    every ``BUILD/<target>/report.json`` (CI: after the per-target jobs' artifacts are merged)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("build", nargs="?", type=Path, default=Path("build"))
+    args = parser.parse_args(argv)
+    names = sorted(p.parent.name for p in args.build.glob("*/report.json"))
+    if not names:
+        print(f"error: {args.build}: must hold <target>/report.json files (a build folder); "
+              "got none", file=sys.stderr)
+        return 2
+    write_report(args.build, names, args.build / "report.html")
+    print(f"{args.build / 'report.html'}: {len(names)} targets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -119,3 +119,20 @@ def test_progress_shows_on_a_terminal_only(tmp_path):
     with open(quiet, "w") as log, ticking("vela:net", log, delay=0.1, every=0.1):
         time.sleep(0.3)
     assert quiet.read_text() == ""
+
+
+def test_report_from_merged_ci_artifacts(built, tmp_path):
+    """CI's report job: the per-target folders downloaded elsewhere, one report over them."""
+    root, _ = built
+    for target in ("u55", "u65"):
+        shutil.copytree(root / "build" / target, tmp_path / "merged" / target)
+    proc = subprocess.run([sys.executable, "-m", "pipeline.graph.report_html",
+                           str(tmp_path / "merged")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "merged" / "report.html").read_text()
+    assert page.count("<svg") == 3  # the per-layer charts found beside the copied reports
+    empty = subprocess.run([sys.executable, "-m", "pipeline.graph.report_html",
+                            str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True)
+    assert empty.returncode == 2
+    assert empty.stderr.strip() == (f"error: {tmp_path / 'none'}: must hold <target>/report.json "
+                                    "files (a build folder); got none")
