@@ -9,12 +9,13 @@ cd "$(dirname "$0")"
 APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
               g++-aarch64-linux-gnu qemu-user qemu-system-arm ninja-build cmake ccache
               googletest clang libclang-rt-14-dev file mesa-vulkan-drivers libvulkan1
-              nginx libnginx-mod-http-dav-ext)
+              nginx libnginx-mod-http-dav-ext chromium)
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (tests/runtime/test_fuzz_artifact.py);
 # a Recommends of clang, so --no-install-recommends leaves it out unless named here.
 # mesa-vulkan-drivers libvulkan1: the Vulkan loader and Mesa's CPU driver (lavapipe) that VGF
 # targets' run check executes model.vgf on (with the ML emulation layer from pyproject.toml).
 # nginx (+ dav-ext for PROPFIND listings): the WebDAV server of tests/cache/test_remote.py.
+# chromium: the headless browser tests/graph/test_report_html.py opens build/report.html in.
 with_apt=1
 for arg in "$@"; do
   case "$arg" in

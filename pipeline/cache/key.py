@@ -13,7 +13,6 @@ import hashlib
 import json
 import platform
 from collections.abc import Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -49,6 +48,8 @@ def tool_versions(packages: Iterable[str] = TOOL_PACKAGES) -> dict[str, str]:
 def _versions(packages: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     # Read once per process: metadata parsing costs ~2 ms a package, and every stage task of
     # a no-op build asks (an upgrade happens between runs, never during one).
+    from importlib import metadata  # 40 ms to import: only when a task asks
+
     versions = [("python", platform.python_version())]
     for name in packages:
         try:

@@ -23,6 +23,7 @@ from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
 from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, STAGE_PACKAGES, Invocation, code_files
+from pipeline.graph.progress import ticking
 from pipeline.graph.timeout import call_with_limit
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
@@ -157,7 +158,8 @@ def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=N
         with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
                 temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
-            now_loaded = call_with_limit(inv.stage, where, _call_stage, inv, out, where)
+            with ticking(inv.task):
+                now_loaded = call_with_limit(inv.stage, where, _call_stage, inv, out, where)
             missing = [str(p.name) for p in out.values() if not p.is_file()]
             if missing:
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")

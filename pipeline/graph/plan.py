@@ -8,12 +8,12 @@ options. Every path here is under ``<build>/.stages/<stage>/<name>/``; the per-t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.cache.key import options_digest
 from pipeline.config.boards import BOARDS, Board
-from pipeline.config.npu import NPU_VARIANTS
 from pipeline.graph.imports import local_imports
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
@@ -69,16 +69,28 @@ CPU_RUNTIME_PRODUCTS = {
 
 def runtime_sources() -> list[Path]:
     """The runtime's sources and CMake files: a change to any of them rebuilds the runtime."""
-    return sorted(p for d in ("runtime", "cmake") for p in (REPO_DIR / d).rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts)
+    return list(_runtime_sources())
+
+
+@functools.cache
+def _runtime_sources() -> tuple[Path, ...]:
+    # Listed once per process, not once per target: a build does not add sources as it plans.
+    return tuple(sorted(p for d in ("runtime", "cmake") for p in (REPO_DIR / d).rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts))
 
 
 def code_files(stage: str) -> list[Path]:
     """The source files of one stage, sorted."""
+    return list(_code_files(stage))
+
+
+@functools.cache
+def _code_files(stage: str) -> tuple[Path, ...]:
+    # Globbed once per stage and process, not once per task (hundreds at team scale).
     files: set[Path] = set()
     for pattern in STAGE_CODE[stage]:
         files.update(p for p in PIPELINE_DIR.glob(pattern) if "__pycache__" not in p.parts)
-    return sorted(files)
+    return tuple(sorted(files))
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,11 @@ def _relative(path: Path, folder: Path) -> str:
 
 
 def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
+    # One export per model, whichever target asks: reading its imports again for each of
+    # hundreds of targets was most of a no-op build's time (issue 13).
+    known = plan.invocations.get(f"export:{name}")
+    if known is not None:
+        return plan.add(known)
     out = _stage_dir(build, "export", name)
     inputs = {"source": model.source_path}
     # Local helper files the model file imports are inputs too: editing one re-exports.
@@ -209,6 +226,8 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     specs = model.input_specs or ()
     names = [s.name for s in specs] if specs and all(s.name for s in specs) else None
     # An INT graph also comes in one variant per NPU family (its own TOSA passes applied).
+    from pipeline.config.npu import NPU_VARIANTS  # here: a cached plan needs no pydantic
+
     variants = NPU_VARIANTS if target.tosa.profile == "INT" else ()
     lower = plan.add(Invocation(
         "lower", name, inputs={"model": graph},
@@ -242,7 +261,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
         inputs={"tosa": lower.outputs[f"tosa_{target.npu.variant}"],
                 "vela_ini": target.npu.config_file},
         outputs={"npz": out / "model_vela.npz", "summary": out / "summary.csv",
-                 "figures": out / "figures.json"},
+                 "layers": out / "per_layer.csv", "figures": out / "figures.json"},
         options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))
     package = plan.add(Invocation(
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},

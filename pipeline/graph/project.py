@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.errors import UserError
-from pipeline.graph import records, timeout
+from pipeline.graph import plan_cache, records, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
@@ -26,11 +26,12 @@ DEFAULT_STORE = Path("~/.cache/ethosu-pipeline/store")
 
 @dataclass
 class Project:
-    config: object  # pipeline.config.ProjectConfig
+    config: object  # pipeline.config.ProjectConfig; None when the plan came from its cache
     plan: Plan
     build: Path
     store: Path
     selected: list[str]
+    configs: dict[str, dict]  # target -> resolved config, as JSON data
     remote: object = None  # pipeline.cache.remote.RemoteConfig, or None without a remote
 
     def doit_config(self) -> dict:
@@ -42,7 +43,7 @@ class Project:
         }
 
     def target_configs(self) -> dict[str, dict]:
-        return {name: t.model_dump(mode="json") for name, t in self.config.targets.items()}
+        return self.configs
 
 
 def store_root(value: str | None) -> Path:
@@ -65,27 +66,44 @@ def select_targets(names: list[str], requested: str | None, source: str) -> list
     return chosen
 
 
+def _config_and_plan(path: Path, build: Path):
+    """``(config, plan, target configs)``: the plan and configs from the plan cache (config
+    None: pydantic is not even imported) when nothing they were made from changed, else read,
+    validated and planned."""
+    cached = plan_cache.read(Path(os.path.abspath(path)), build) if path.is_file() else None
+    if cached is not None:
+        return None, *cached
+    from pipeline.config import load_config
+
+    config = load_config(path)
+    configs = {name: t.model_dump(mode="json") for name, t in config.targets.items()}
+    return config, make_plan(config, build), configs
+
+
 def load(get_var: Callable[[str, str | None], str | None]) -> Project:
     """Build the project from doit's command-line variables; exit with the message on error."""
     try:
-        from pipeline.config import load_config
-
         path = Path(get_var("targets", None) or DEFAULT_TARGETS)
-        config = load_config(path)
+        # config.path is the targets file's absolute path: the default build folder is known
+        # before the file is read, so a valid plan cache spares reading it (plan_cache.py).
+        build = Path(get_var("build", None) or Path(os.path.abspath(path)).parent / "build")
+        config, plan, configs = _config_and_plan(path, build.resolve())
         timeout.configure(get_var("timeout", None))
-        build = Path(get_var("build", None) or config.path.parent / "build").resolve()
+        build = build.resolve()
         build.mkdir(parents=True, exist_ok=True)
         if needs_lock(sys.argv):
             lock_build_folder(build)
             sweep_work(build)
             records.repair(build / DEP_FILE)
-        selected = select_targets(list(config.targets), get_var("target", None), str(path))
+        selected = select_targets(list(configs), get_var("target", None), str(path))
+        if config is not None:
+            plan_cache.write(Path(os.path.abspath(path)), build, plan, configs)
         remote = remote_config(get_var("remote", None), get_var("remote_mode", None),
                                build / ".work" / "remote")
         if remote is not None and needs_lock(sys.argv):
             start_run(remote)
-        return Project(config, make_plan(config, build), build,
-                       store_root(get_var("store", None)), selected, remote)
+        return Project(config, plan, build, store_root(get_var("store", None)), selected,
+                       configs, remote)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

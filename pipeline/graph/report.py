@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline.cache.store import copy_atomic as copy_view
 from pipeline.graph.plan import Invocation, ModelBuild
+from pipeline.graph.report_html import top_layers
 from pipeline.stages.package import write_atomic
 
 # What a VGF target's model folder holds beyond model.tosa, io.json and verify.json: the
@@ -39,9 +40,12 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
     if build.package is not None:
         copy_view(build.package.outputs["artifact"], folder / "model.bin")
         copy_view(build.vela.outputs["summary"], folder / "vela_summary.csv")
+        copy_view(build.vela.outputs["layers"], folder / "vela_per_layer.csv")
         entry["artifact"] = str(folder / "model.bin")
         entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
+        # The costliest layers, as report.html plots them (all of them: vela_per_layer.csv).
+        entry["vela"]["top_layers"] = top_layers(folder / "vela_per_layer.csv")
     if build.vgf is not None:
         for src in [*build.vgf.outputs.values(), build.vgf_check.outputs["report"]]:
             copy_view(src, folder / src.name)

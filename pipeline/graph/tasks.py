@@ -13,6 +13,8 @@ from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
 from pipeline.graph.plan import STAGE_PACKAGES, Invocation, Plan, code_files
 from pipeline.graph.report import VGF_VIEWS, runtime_view, write_target
 
+REPORT_HTML = "report.html"  # build/report.html: one file for the whole build
+
 STAGE_DOCS = {
     "export": "torch.export a model and draw its calibration and test inputs",
     "quantize": "PT2E-quantize an exported model (torchao), calibrated",
@@ -68,47 +70,74 @@ def stage_tasks(plan: Plan, store: Path, stage: str, remote=None) -> Iterator[di
 
 def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                  selected: list[str]) -> Iterator[dict]:
-    """The ``build:<target>`` tasks of the selected targets."""
+    """The ``build:<target>`` tasks of the selected targets, then ``build:report.html``."""
     for target in selected:
         builds = plan.targets[target]
         folder = build / target
-        deps, targets = [], [folder / "report.json"]
+        # Paths as text: hundreds of targets make tens of thousands of them (issue 13).
+        top = str(folder)
+        deps, targets = [], [f"{top}/report.json"]
         runtime = plan.runtimes.get(target)
         if runtime is not None:
             deps += list(runtime.outputs.values())
-            targets += [folder / runtime_view(n) for n in runtime.outputs]
+            targets += [f"{top}/{runtime_view(n)}" for n in runtime.outputs]
         for b in builds:
             deps += [b.lower.outputs["tosa"], b.lower.outputs["io"], b.verify.outputs["report"]]
             if b.quantize is not None:
                 deps.append(b.quantize.outputs["record"])
-            targets += [folder / b.model / n for n in ("model.tosa", "io.json", "verify.json")]
+            names = ["model.tosa", "io.json", "verify.json"]
             if b.package is not None:
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
-                         b.vela.outputs["summary"]]
-                targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
+                         b.vela.outputs["summary"], b.vela.outputs["layers"]]
+                names += ["model.bin", "vela_summary.csv", "vela_per_layer.csv"]
             if b.vgf is not None:
                 deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
-                targets += [folder / b.model / n for n in VGF_VIEWS]
+                names += list(VGF_VIEWS)
             if b.firmware is not None:
                 deps.append(b.firmware.outputs["elf"])
-                targets.append(folder / b.model / b.firmware.outputs["elf"].name)
+                names.append(b.firmware.outputs["elf"].name)
             if b.cpu_graph is not None:
                 deps += [b.cpu_graph.outputs["artifact"], b.cpu_graph.outputs["plan"]]
-                targets += [folder / b.model / n for n in ("model.cpu.bin", "cpu_plan.json")]
+                names += ["model.cpu.bin", "cpu_plan.json"]
             if b.cpu_verify is not None:
                 deps.append(b.cpu_verify.outputs["report"])
-                targets.append(folder / b.model / "cpu_verify.json")
+                names.append("cpu_verify.json")
+            targets += [f"{top}/{b.model}/{n}" for n in names]
         yield {
             "name": target,
             "doc": f"build target {target}",
             "actions": [(_write_target, [targets, target, builds, runtime, folder,
                                          configs[target]])],
             "file_dep": [str(p) for p in deps],
-            "targets": [str(p) for p in targets],
+            "targets": targets,
             "uptodate": [config_changed(configs[target]), outputs_unchanged],
             "clean": True,
             "verbosity": 2,
         }
+    yield report_task(build, list(configs), selected)
+
+
+def report_task(build: Path, names: list[str], selected: list[str]) -> dict:
+    """``build:report.html``: the build's report for people, from the targets' report.json."""
+    html = build / REPORT_HTML
+    return {
+        "name": REPORT_HTML,
+        "doc": "write build/report.html: every built target's figures, plotted",
+        "actions": [(_write_html, [html, build, names])],
+        "file_dep": [str(build / t / "report.json") for t in selected],
+        "targets": [str(html)],
+        "uptodate": [outputs_unchanged],
+        "clean": True,
+        "verbosity": 2,
+    }
+
+
+def _write_html(html: Path, build: Path, names: list[str]) -> dict:
+    """doit action of ``build:report.html`` (matplotlib is imported only here)."""
+    from pipeline.graph.report_html import write_report
+
+    write_report(build, names, html)
+    return record([html])
 
 
 def _write_target(files: list[Path], *args) -> dict:

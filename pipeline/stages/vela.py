@@ -1,7 +1,9 @@
 """Vela stage: compile a TOSA flatbuffer for one Ethos-U configuration (raw output).
 
 Outputs: ``model_vela.npz`` (command stream, weights, IO layout), ``summary.csv`` (Vela's
-per-network figures) and ``figures.json`` (the figures the target report shows).
+per-network figures), ``per_layer.csv`` (Vela's per-layer estimates: cycles, MACs, memory
+accesses of each NPU operator; the report's costliest layers) and ``figures.json`` (the
+figures the target report shows).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
 
     Args:
         tosa: the TOSA flatbuffer.
-        out_dir: folder receiving ``model_vela.npz``, ``summary.csv``, ``figures.json``.
+        out_dir: folder receiving ``model_vela.npz``, ``summary.csv``, ``per_layer.csv``,
+            ``figures.json``.
         vela_args: options from the target's NPU config (accelerator, ini, system config, ...).
 
     Returns:
@@ -61,7 +64,8 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
     with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
         network = Path(tmp) / "model.tosa"
         shutil.copyfile(tosa, network)
-        command = [*vela_command(), *vela_args, "--output-format", "raw",
+        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates).
+        command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
                    "--output-dir", str(Path(tmp) / "out"), str(network)]
         proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -69,16 +73,19 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
                              command, proc.stderr or proc.stdout)
         npz = Path(tmp) / "out" / "model_vela.npz"
         summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
-        if not npz.is_file() or not summaries:
-            raise StageError(where, "vela must write model_vela.npz and a summary; got "
+        per_layer = Path(tmp) / "out" / "model_per-layer.csv"
+        if not npz.is_file() or not summaries or not per_layer.is_file():
+            raise StageError(where, "vela must write model_vela.npz, a summary and per-layer "
+                             "estimates; got "
                              f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
         figures = parse_figures(summaries[0], proc.stdout)
         if figures["cpu_operators"]:
             raise StageError(where, "every operator must run on the NPU; Vela left "
                              f"{figures['cpu_operators']} on the CPU", command, proc.stdout)
         outputs = {"npz": out_dir / "model_vela.npz", "summary": out_dir / "summary.csv",
-                   "figures": out_dir / "figures.json"}
+                   "layers": out_dir / "per_layer.csv", "figures": out_dir / "figures.json"}
         shutil.copyfile(npz, outputs["npz"])
+        shutil.copyfile(per_layer, outputs["layers"])
         shutil.copyfile(summaries[0], outputs["summary"])
     outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
     return outputs

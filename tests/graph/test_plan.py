@@ -110,11 +110,18 @@ def test_options_never_hold_absolute_paths(plan):
 
 def test_target_task_depends_on_its_artifacts(plan, tmp_path):
     configs = {name: {} for name in plan.targets}
-    (task,) = target_tasks(plan, tmp_path / "build", configs, ["c"])
+    task, report = target_tasks(plan, tmp_path / "build", configs, ["c"])
     assert task["name"] == "c"
     for b in plan.targets["c"]:
         assert str(b.package.outputs["artifact"]) in task["file_dep"]
+        assert str(b.vela.outputs["layers"]) in task["file_dep"]
     assert str(tmp_path / "build" / "c" / "cnn" / "model.bin") in task["targets"]
+    assert str(tmp_path / "build" / "c" / "cnn" / "vela_per_layer.csv") in task["targets"]
+    # build:report.html follows the selected targets' reports and reads every target's
+    assert report["name"] == "report.html"
+    assert report["file_dep"] == [str(tmp_path / "build" / "c" / "report.json")]
+    assert report["targets"] == [str(tmp_path / "build" / "report.html")]
+    assert report["actions"][0][1][2] == list(configs)
 
 
 def test_code_files_cover_the_stage_modules():

@@ -70,7 +70,7 @@ def test_vgf_tasks_depend_on_the_graph_and_the_test_inputs(plan, tmp_path):
 
 
 def test_target_task_writes_the_vgf_views(plan, tmp_path):
-    (task,) = target_tasks(plan, tmp_path / "build", {"vgf-fp": {}}, ["vgf-fp"])
+    task, _report_html = target_tasks(plan, tmp_path / "build", {"vgf-fp": {}}, ["vgf-fp"])
     folder = tmp_path / "build" / "vgf-fp" / "add"
     for name in ("model.vgf", "scenario.json", "vgf_io.json", "vgf_figures.json",
                  "run_check.json"):
