@@ -46,6 +46,11 @@ def task_package():
     yield from _stage("package")
 
 
+def task_mixed():
+    """Split TOSA graphs into NPU and CPU segments (npu: {fallback: cpu}), one artifact each."""
+    yield from _stage("mixed")
+
+
 def task_vgf():
     """Convert TOSA graphs to .vgf (ML SDK model converter), once per converter options."""
     yield from _stage("vgf")

@@ -68,6 +68,10 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
     elif inv.stage == "package":
         from pipeline.stages.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
+    elif inv.stage == "mixed":
+        from pipeline.stages.mixed import mixed
+        mixed(i["tosa"], i["io"], out["artifact"], out["record"], vela_args=params["vela_args"],
+              accelerator=params["accelerator"], where=where)
     elif inv.stage == "vgf":
         from pipeline.stages.vgf import convert
         convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)

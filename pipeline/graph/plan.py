@@ -34,6 +34,9 @@ STAGE_CODE = {
     # Verify loads both programs with quant/program.py.
     "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py", "quant/program.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
+    # npu: {fallback: cpu}: split into NPU (Vela) and CPU (kernel library) segments, packaged.
+    "mixed": ["stages/mixed.py", "stages/vela.py", "stages/package.py", "tosa/split.py",
+              "tosa/npu_constraints.py", "tosa/flatbuffer.py", "cpu/*.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
@@ -112,6 +115,7 @@ class ModelBuild:
     vgf_check: Invocation | None = None  # the .vgf run against the TOSA reference model
     cpu_graph: Invocation | None = None  # CPU-only targets (npu: null on a Cortex-M/A)
     cpu_verify: Invocation | None = None
+    mixed: Invocation | None = None  # npu: {fallback: cpu}: NPU + CPU segments, one artifact
 
 
 @dataclass
@@ -232,10 +236,14 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
             cpu_graph = _cpu_graph(plan, build, lower)
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
                           cpu_graph=cpu_graph)
-    npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
+    # config_file's content is an input; fallback is the mixed stage's option, not Vela's.
+    npu = target.npu.model_dump(mode="json", exclude={"config_file", "fallback"})
     # The name tells apart two ini files with equal options; the key sees only their content.
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
     name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
+    if target.npu.fallback == "cpu":
+        mixed = _mixed(plan, build, name, lower, target.npu, npu)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize, mixed=mixed)
     out = _stage_dir(build, "vela", name)
     vela = plan.add(Invocation(
         "vela", name,
@@ -248,6 +256,19 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
         outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
+
+
+def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: dict
+           ) -> Invocation:
+    """NPU + CPU segments of the NPU family's variant and their sequence artifact."""
+    out = _stage_dir(build, "mixed", name)
+    return plan.add(Invocation(
+        "mixed", name,
+        inputs={"tosa": lower.outputs[f"tosa_{npu.variant}"], "io": lower.outputs["io"],
+                "vela_ini": npu.config_file},
+        outputs={"artifact": out / "model.bin", "record": out / "mixed.json"},
+        options={"npu": options, "fallback": npu.fallback},
+        params={"vela_args": npu.vela_args(), "accelerator": npu.config}))
 
 
 def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
@@ -375,6 +396,7 @@ def make_plan(config, build: Path) -> Plan:
         elif (runtime is not None and runtime.options["platform"] == "cortex_m"
               and target.ethosu_sdk):
             builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,
-                                                    target.ethosu_sdk)) for b in builds]
+                                                    target.ethosu_sdk)) if b.package else b
+                      for b in builds]
         plan.targets[target_name] = builds
     return plan

@@ -20,6 +20,8 @@ STAGE_DOCS = {
     "verify": "run the TOSA reference model against torch on the same quantized graph",
     "vela": "compile a TOSA graph for one Ethos-U configuration with Vela",
     "package": "package Vela's output and the IO metadata into the model artifact",
+    "mixed": "split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
+             "(npu: {fallback: cpu})",
     "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     "firmware": "link bare-metal firmware with one model artifact compiled in",
     "vgf": "convert a TOSA graph to a .vgf with the ML SDK model converter",
@@ -29,7 +31,7 @@ STAGE_DOCS = {
     "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
 }
 PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
-                 "cpu_graph", "cpu_verify")
+                 "cpu_graph", "cpu_verify", "mixed")
 
 
 def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
@@ -86,6 +88,9 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
                          b.vela.outputs["summary"]]
                 targets += [folder / b.model / n for n in ("model.bin", "vela_summary.csv")]
+            if b.mixed is not None:
+                deps += list(b.mixed.outputs.values())
+                targets += [folder / b.model / n for n in ("model.bin", "mixed.json")]
             if b.vgf is not None:
                 deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
                 targets += [folder / b.model / n for n in VGF_VIEWS]

@@ -1,0 +1,153 @@
+"""Mixed stage (``npu: {fallback: cpu}``): a lowered graph -> NPU and CPU segments -> one
+sequence artifact.
+
+The NPU family's variant of the graph is split (``pipeline/tosa/split.py``): each NPU segment
+is compiled by Vela (which must place every one of its operators on the NPU), each CPU segment
+encoded as a CPU graph (``.tcg``, ``pipeline/cpu/graph_format.py``). The artifact (README,
+"Sequence artifact format") uses the block framing of the model artifact: a ``sequence`` block
+(versioned: the tensors crossing segment borders and the segments in order), then per segment
+its blocks (NPU: Vela's six, as in the model artifact; CPU: ``cpu_graph``), ``io_meta`` and
+``sequence_end``. A target without fallback never comes here: its artifact is unchanged.
+
+The stage also writes ``mixed.json``: every operator with where it runs and why, each
+segment's border tensors and estimated cost (Vela's figures for NPU segments; for CPU segments
+none yet, with the reason).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import tempfile
+from pathlib import Path
+
+from pipeline.stages.package import (
+    DTYPES,
+    ELEM_SIZE,
+    _io_meta,
+    _vela_io,
+    block,
+    check_io,
+    write_atomic,
+)
+
+SEQUENCE_MAGIC = 0x5145534D  # b"MSEQ"
+SEQUENCE_VERSION = 1
+SEQUENCE_HEADER = struct.Struct("<IHHHH")  # magic, version, segments, tensors, reserved
+SEQUENCE_TENSOR = struct.Struct("<32sII6iI")  # name, dtype, rank, shape, bytes
+SEQUENCE_SEGMENT = struct.Struct("<III")  # kind, inputs, outputs; then u32 tensor ids
+KINDS = {"npu": 0, "cpu": 1}
+NPU_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs", "scratch_fast")
+CPU_COST_REASON = ("not measured: the QEMU run of CPU segments (cpu_verify) is not planned for "
+                   "mixed graphs yet")
+
+
+def _border(segments: list, block, io: dict) -> list[dict]:
+    """The tensors crossing segment borders: graph inputs, graph outputs, then intermediates
+    in the order they are written (their index is their id in the artifact)."""
+    names = [e["name"] for e in io["inputs"]] + [e["name"] for e in io["outputs"]]
+    names += [n for s in segments for n in s.outputs if n not in names]
+    tensors = []
+    for name in names:
+        t = block.tensors[name]
+        count = 1
+        for d in t.shape:
+            count *= int(d)
+        tensors.append({"name": name, "dtype": t.dtype, "shape": list(t.shape),
+                        "bytes": count * ELEM_SIZE[t.dtype],
+                        "quantization": "the TOSA graph's integers as they are (no rescale at "
+                                        "the border: both sides run the same integer graph)"})
+    return tensors
+
+
+def _npu_blocks(npz_path: Path, io: dict, where: str) -> list[bytes]:
+    import numpy as np
+
+    with np.load(npz_path, allow_pickle=False) as npz:
+        check_io(npz, io, where)
+        return [block("cmd_data", npz["cmd_data"].tobytes()),
+                block("weight_data", npz["weight_data"].tobytes()),
+                block("scratch_size", struct.pack("<I", int(npz["scratch_shape"][0]))),
+                block("inputs", _vela_io(npz, "input")), block("outputs", _vela_io(npz, "output")),
+                block("scratch_fast", struct.pack("<I", int(npz["scratch_fast_shape"][0])))]
+
+
+def sequence_block(tensors: list[dict], segments: list) -> bytes:
+    """The ``sequence`` block's payload (README, "Sequence artifact format")."""
+    ids = {t["name"]: i for i, t in enumerate(tensors)}
+    body = SEQUENCE_HEADER.pack(SEQUENCE_MAGIC, SEQUENCE_VERSION, len(segments), len(tensors), 0)
+    for t in tensors:
+        shape = t["shape"] + [0] * (6 - len(t["shape"]))
+        body += SEQUENCE_TENSOR.pack(t["name"].encode()[:31], DTYPES[t["dtype"]],
+                                     len(t["shape"]), *shape, t["bytes"])
+    for s in segments:
+        body += SEQUENCE_SEGMENT.pack(KINDS[s.runs_on], len(s.inputs), len(s.outputs))
+        body += struct.pack(f"<{len(s.inputs) + len(s.outputs)}I",
+                            *[ids[n] for n in (*s.inputs, *s.outputs)])
+    return body
+
+
+def _segment_io(segment, tensors: dict) -> dict:
+    return {"inputs": [tensors[n] for n in segment.inputs],
+            "outputs": [tensors[n] for n in segment.outputs]}
+
+
+def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args: list[str],
+          accelerator: str, where: str = "") -> Path:
+    """Split ``tosa`` for ``accelerator``, compile and encode its segments, write the artifact.
+
+    Args:
+        tosa: the NPU family's variant of the lowered INT graph.
+        io_path: the lowering's io.json.
+        artifact: where the sequence artifact goes.
+        record: where ``mixed.json`` goes.
+        vela_args: the target's Vela options.
+        accelerator: e.g. ``ethos-u55-128``.
+        where: ``target/stage`` for error messages.
+
+    Returns:
+        ``artifact``.
+
+    Raises:
+        StageError: Vela left an operator of an NPU segment on the CPU, or failed.
+        CpuGraphError: the kernel library does not run an operator of a CPU segment.
+    """
+    from pipeline.cpu.graph_format import encode
+    from pipeline.stages.vela import run_vela
+    from pipeline.tosa import flatbuffer
+    from pipeline.tosa.split import place, segments, subgraph
+
+    io = json.loads(Path(io_path).read_text())
+    placed = place(Path(tosa), accelerator)
+    parts = segments(Path(tosa), placed)
+    tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io)
+    by_name = {t["name"]: t for t in tensors}
+    blobs, entries = [], []
+    with tempfile.TemporaryDirectory(prefix="mixed-") as tmp:
+        for k, part in enumerate(parts):
+            path = Path(tmp) / f"segment{k}.tosa"
+            path.write_bytes(subgraph(Path(tosa), part))
+            here = f"{where} segment {k} ({part.runs_on.upper()})"
+            entry = {"index": k, "runs_on": part.runs_on, "inputs": list(part.inputs),
+                     "outputs": list(part.outputs), "operators": [p.index for p in part.ops]}
+            if part.runs_on == "npu":
+                out = run_vela(path, Path(tmp) / f"vela{k}", vela_args, where=here)
+                blobs += _npu_blocks(out["npz"], _segment_io(part, by_name), here)
+                entry["vela"] = json.loads(out["figures"].read_text())
+                entry["cycles"] = entry["vela"]["cycles_total"]
+            else:
+                graph, info = encode(path, here)
+                blobs.append(block("cpu_graph", graph))
+                entry.update(arena_bytes=info.arena_bytes, graph_bytes=info.file_bytes,
+                             instructions=None, cost_reason=CPU_COST_REASON)
+            entries.append(entry)
+    data = b"".join([block("sequence", sequence_block(tensors, parts)), *blobs,
+                     block("io_meta", _io_meta(io)), block("sequence_end", b"")])
+    operators = [{"index": p.index, "op": p.op, "location": p.location, "outputs": list(p.outputs),
+                  "runs_on": p.runs_on, "segment": k, **({"reason": p.reason} if p.reason else {})}
+                 for k, part in enumerate(parts) for p in part.ops]
+    summary = {"format_version": SEQUENCE_VERSION, "accelerator": accelerator,
+               "segments": entries, "tensors": tensors, "operators": operators}
+    write_atomic(Path(artifact), data)
+    write_atomic(Path(record), json.dumps(summary, indent=2).encode())
+    return Path(artifact)

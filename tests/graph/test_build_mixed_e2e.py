@@ -1,0 +1,127 @@
+"""End to end: `doit build` of an Ethos-U55 target with CPU fallback (``npu: {fallback:
+cpu}``) on a model with an operator the U55 cannot place (an int16 MATMUL), with the real
+torch, tosa-tools, Vela and kernel-library graph writer; and the same model without fallback
+still failing with the named blocker. One module-scoped project (and store)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.stages.mixed import NPU_BLOCKS, SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
+from pipeline.stages.package import HEADER, _pad16
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
+              pytest.mark.needs_tosa_ref]
+
+TARGETS = f"""\
+models:
+  scores:
+    source: {MODEL}:Scores
+    inputs: [{{name: x, shape: [1, 8, 16]}}]
+    calibration: {{samples: 4, seed: 1}}
+defaults:
+  quantization: a16w8
+  models: [scores]
+targets:
+  u55-fallback:
+    cpu: cortex-m55
+    npu: {{config: ethos-u55-128, fallback: cpu}}
+  u55-strict:
+    cpu: cortex-m55
+    npu: {{config: ethos-u55-128}}
+"""
+
+
+def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
+            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mixed-project")
+    (root / "targets.yaml").write_text(TARGETS)
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(project) -> subprocess.CompletedProcess:
+    proc = doit(project, "build", "target=u55-fallback")
+    if proc.returncode != 0:
+        pytest.fail(f"doit exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _blocks(data: bytes) -> list[tuple[str, bytes]]:
+    """The artifact's blocks in order, every bound checked."""
+    blocks, pos = [], 0
+    while pos < len(data):
+        name, size, external, _ = HEADER.unpack_from(data, pos)
+        assert not external and pos + HEADER.size + size <= len(data)
+        start = pos + HEADER.size
+        blocks.append((name.rstrip(b"\0").decode(), data[start:start + size]))
+        pos += HEADER.size + _pad16(size)
+    return blocks
+
+
+def test_fallback_report_names_the_cpu_operators_and_their_reason(project, built):
+    report = json.loads((project / "build" / "u55-fallback" / "report.json").read_text())
+    entry = report["models"]["scores"]
+    mixed = entry["mixed"]
+    cpu = [o for o in mixed["operators"] if o["runs_on"] == "cpu"]
+    assert [o["op"] for o in cpu] == ["MATMUL", "RESCALE"]
+    assert "must take int8 inputs; got int16, int16" in cpu[0]["reason"]
+    assert "reads int48 tensor" in cpu[1]["reason"]
+    assert [s["runs_on"] for s in mixed["segments"]] == ["npu", "cpu", "npu"]
+    # Costs: Vela's cycles per NPU segment; none for the CPU segment, with the reason.
+    npu, cpu_segment = mixed["segments"][0], mixed["segments"][1]
+    assert npu["cycles"] == npu["vela"]["cycles_total"] > 0
+    assert npu["vela"]["cpu_operators"] == 0
+    assert cpu_segment["instructions"] is None and "not measured" in cpu_segment["cost_reason"]
+    # The border tensors carry their types and shapes (the MATMUL's int16 operands).
+    tensors = {t["name"]: t for t in mixed["tensors"]}
+    for name in cpu_segment["inputs"]:
+        assert tensors[name]["dtype"] == "int16" and tensors[name]["bytes"] > 0
+    assert "mixed: NPU 13 ops in 2 segment(s)" in built.stdout
+    assert "CPU 2 ops in 1 segment(s) (MATMUL, RESCALE; cost not measured)" in built.stdout
+
+
+def test_fallback_artifact_holds_the_sequence(project, built):
+    """The sequence artifact parses: the sequence block's version and segments, then each
+    segment's blocks in order (Python parser; the C++ runners do not read it yet)."""
+    data = (project / "build" / "u55-fallback" / "scores" / "model.bin").read_bytes()
+    blocks = _blocks(data)
+    name, payload = blocks[0]
+    assert name == "sequence"
+    magic, version, segments, tensors, _ = SEQUENCE_HEADER.unpack_from(payload)
+    assert (magic, version, segments) == (SEQUENCE_MAGIC, SEQUENCE_VERSION, 3)
+    names = [n for n, _ in blocks[1:]]
+    assert names == [*NPU_BLOCKS, "cpu_graph", *NPU_BLOCKS, "io_meta", "sequence_end"]
+    graph = dict(blocks)["cpu_graph"]
+    assert graph[:4] == b"TCPU"
+    kinds = []
+    pos = SEQUENCE_HEADER.size + tensors * struct.calcsize("<32sII6iI")
+    for _ in range(segments):
+        kind, n_in, n_out = struct.unpack_from("<III", payload, pos)
+        kinds.append(kind)
+        pos += 12 + 4 * (n_in + n_out)
+    assert kinds == [0, 1, 0] and pos == len(payload)
+
+
+def test_without_fallback_the_same_model_fails_naming_the_blocker(project, built):
+    proc = doit(project, "build", "target=u55-strict")
+    assert proc.returncode != 0
+    text = proc.stdout + proc.stderr
+    assert "operator(s) outside the ethos-u55-128 constraints of Vela (no CPU fallback" in text
+    assert "TOSA MATMUL on ethos-u55-128 must take int8 inputs; got int16, int16" in text
+    assert "Traceback" not in text
