@@ -5,8 +5,10 @@ The NPU family's variant of the graph is split (``pipeline/tosa/split.py``): eac
 is compiled by Vela (which must place every one of its operators on the NPU), each CPU segment
 encoded as a CPU graph (``.tcg``, ``pipeline/cpu/graph_format.py``). The artifact (README,
 "Sequence artifact format") uses the block framing of the model artifact: a ``sequence`` block
-(versioned: the tensors crossing segment borders and the segments in order), then per segment
-its blocks (NPU: Vela's six, as in the model artifact; CPU: ``cpu_graph``), ``io_meta`` and
+(versioned: the tensors crossing segment borders and the segments in order), then one block
+per segment whose payload is a whole artifact of its own (``npu_segment``: a model artifact,
+``package.model_artifact``; ``cpu_segment``: a CPU artifact, ``cpu_graph.cpu_artifact``), so
+the runtime checks each with the parser it already has; then ``io_meta`` and
 ``sequence_end``. A target without fallback never comes here: its artifact is unchanged.
 
 The stage also writes ``mixed.json``: every operator with where it runs and why, each
@@ -21,15 +23,8 @@ import struct
 import tempfile
 from pathlib import Path
 
-from pipeline.stages.package import (
-    DTYPES,
-    ELEM_SIZE,
-    _io_meta,
-    _vela_io,
-    block,
-    check_io,
-    write_atomic,
-)
+from pipeline.stages.cpu_graph import cpu_artifact
+from pipeline.stages.package import DTYPES, ELEM_SIZE, _io_meta, block, model_artifact, write_atomic
 
 SEQUENCE_MAGIC = 0x5145534D  # b"MSEQ"
 SEQUENCE_VERSION = 1
@@ -37,7 +32,7 @@ SEQUENCE_HEADER = struct.Struct("<IHHHH")  # magic, version, segments, tensors, 
 SEQUENCE_TENSOR = struct.Struct("<32sII6iI")  # name, dtype, rank, shape, bytes
 SEQUENCE_SEGMENT = struct.Struct("<III")  # kind, inputs, outputs; then u32 tensor ids
 KINDS = {"npu": 0, "cpu": 1}
-NPU_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs", "scratch_fast")
+SEGMENT_BLOCKS = {"npu": "npu_segment", "cpu": "cpu_segment"}
 CPU_COST_REASON = ("not measured: the QEMU run of CPU segments (cpu_verify) is not planned for "
                    "mixed graphs yet")
 
@@ -60,18 +55,6 @@ def _border(segments: list, block, io: dict) -> list[dict]:
     return tensors
 
 
-def _npu_blocks(npz_path: Path, io: dict, where: str) -> list[bytes]:
-    import numpy as np
-
-    with np.load(npz_path, allow_pickle=False) as npz:
-        check_io(npz, io, where)
-        return [block("cmd_data", npz["cmd_data"].tobytes()),
-                block("weight_data", npz["weight_data"].tobytes()),
-                block("scratch_size", struct.pack("<I", int(npz["scratch_shape"][0]))),
-                block("inputs", _vela_io(npz, "input")), block("outputs", _vela_io(npz, "output")),
-                block("scratch_fast", struct.pack("<I", int(npz["scratch_fast_shape"][0])))]
-
-
 def sequence_block(tensors: list[dict], segments: list) -> bytes:
     """The ``sequence`` block's payload (README, "Sequence artifact format")."""
     ids = {t["name"]: i for i, t in enumerate(tensors)}
@@ -87,9 +70,18 @@ def sequence_block(tensors: list[dict], segments: list) -> bytes:
     return body
 
 
-def _segment_io(segment, tensors: dict) -> dict:
-    return {"inputs": [tensors[n] for n in segment.inputs],
-            "outputs": [tensors[n] for n in segment.outputs]}
+def _segment_io(segment, tensors: dict, io: dict) -> dict:
+    """A segment's IO in io.json's form: a graph input or output as the lowering described
+    it (layout, quantization), an intermediate as the TOSA integers (scale 1, zero point 0)."""
+    graph = {e["name"]: e for e in io["inputs"] + io["outputs"]}
+
+    def entry(name: str) -> dict:
+        t = tensors[name]
+        return graph.get(name) or {"name": name, "dtype": t["dtype"], "shape": t["shape"],
+                                   "scale": 1.0, "zero_point": 0, "layout": "torch"}
+
+    return {"inputs": [entry(n) for n in segment.inputs],
+            "outputs": [entry(n) for n in segment.outputs]}
 
 
 def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args: list[str],
@@ -130,14 +122,15 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
             here = f"{where} segment {k} ({part.runs_on.upper()})"
             entry = {"index": k, "runs_on": part.runs_on, "inputs": list(part.inputs),
                      "outputs": list(part.outputs), "operators": [p.index for p in part.ops]}
+            part_io = _segment_io(part, by_name, io)
             if part.runs_on == "npu":
                 out = run_vela(path, Path(tmp) / f"vela{k}", vela_args, where=here)
-                blobs += _npu_blocks(out["npz"], _segment_io(part, by_name), here)
+                blobs.append(block("npu_segment", model_artifact(out["npz"], part_io, here)))
                 entry["vela"] = json.loads(out["figures"].read_text())
                 entry["cycles"] = entry["vela"]["cycles_total"]
             else:
                 graph, info = encode(path, here)
-                blobs.append(block("cpu_graph", graph))
+                blobs.append(block("cpu_segment", cpu_artifact(graph, part_io)))
                 entry.update(arena_bytes=info.arena_bytes, graph_bytes=info.file_bytes,
                              instructions=None, cost_reason=CPU_COST_REASON)
             entries.append(entry)

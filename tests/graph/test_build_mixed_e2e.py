@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages.mixed import NPU_BLOCKS, SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
-from pipeline.stages.package import HEADER, _pad16
+from pipeline.stages.cpu_graph import BLOCKS as CPU_BLOCKS
+from pipeline.stages.mixed import SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
+from pipeline.stages.package import BLOCK_ORDER, HEADER, _pad16, read_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
@@ -106,9 +107,12 @@ def test_fallback_artifact_holds_the_sequence(project, built):
     magic, version, segments, tensors, _ = SEQUENCE_HEADER.unpack_from(payload)
     assert (magic, version, segments) == (SEQUENCE_MAGIC, SEQUENCE_VERSION, 3)
     names = [n for n, _ in blocks[1:]]
-    assert names == [*NPU_BLOCKS, "cpu_graph", *NPU_BLOCKS, "io_meta", "sequence_end"]
-    graph = dict(blocks)["cpu_graph"]
-    assert graph[:4] == b"TCPU"
+    assert names == ["npu_segment", "cpu_segment", "npu_segment", "io_meta", "sequence_end"]
+    # Each segment is a whole artifact of its own kind.
+    npu = read_artifact(blocks[1][1])
+    assert list(npu) == list(BLOCK_ORDER) and len(npu["cmd_data"]) > 0
+    cpu = read_artifact(blocks[2][1], CPU_BLOCKS)
+    assert cpu["cpu_graph"][:4] == b"TCPU"
     kinds = []
     pos = SEQUENCE_HEADER.size + tensors * struct.calcsize("<32sII6iI")
     for _ in range(segments):
