@@ -129,3 +129,58 @@ def test_without_fallback_the_same_model_fails_naming_the_blocker(project, built
     assert "operator(s) outside the ethos-u55-128 constraints of Vela (no CPU fallback" in text
     assert "TOSA MATMUL on ethos-u55-128 must take int8 inputs; got int16, int16" in text
     assert "Traceback" not in text
+
+
+@pytest.fixture(scope="module")
+def mock_runner(request) -> Path:
+    """The host build of the runtime's mock-NPU sequence runner (tests/runtime/sequence)."""
+    from tests.runtime.runtime_helpers import build_dir, cmake_build
+
+    build = cmake_build(build_dir(request, "host-sequence"), "host", "host",
+                        "-DETHOSU_RT_BUILD_TESTS=ON", build_type="Debug",
+                        targets=("mock_npu_sequence_runner",))
+    return build / "bin" / "mock_npu_sequence_runner"
+
+
+def test_sequence_runs_with_mock_npu_cpu_segment_bit_exact(project, built, mock_runner,
+                                                           tmp_path):
+    """The runtime's SequenceRunner runs the built artifact on a test sample: its CPU segment
+    for real (tosa_cpu, host build), its NPU segments through a MOCK NPU (no Ethos-U here)
+    that checks it receives the TOSA reference model's values and returns them. So the CPU
+    segment's output reaches the next NPU segment bit-exact, and the graph output is the
+    reference model's."""
+    import numpy as np
+    import torch
+
+    import pipeline.quant.program  # noqa: F401  (registers the q/dq ops _feeds uses)
+    from pipeline.stages.cpu_verify import NUMPY, _torch_order, _write_inputs
+    from pipeline.stages.verify import _feeds
+    from pipeline.tosa.flatbuffer import with_outputs
+    from pipeline.tosa.reference_model import run_reference_model
+
+    folder = project / "build" / "u55-fallback" / "scores"
+    io = json.loads((folder / "io.json").read_text())
+    mixed = json.loads((folder / "mixed.json").read_text())
+    samples = torch.load(next((project / "build" / ".stages" / "export").rglob("test_inputs.pt")),
+                         weights_only=True)
+    feed = _feeds(io, samples)[0]
+    names = [t["name"] for t in mixed["tensors"]]
+    debug = tmp_path / "debug.tosa"
+    debug.write_bytes(with_outputs(folder / "model.tosa", names))
+    values = {**feed, **run_reference_model(debug, feed, names)}
+    (tmp_path / "ref").mkdir()
+    for t in mixed["tensors"]:
+        array = np.ascontiguousarray(values[t["name"]], NUMPY[t["dtype"]])
+        (tmp_path / "ref" / f"{t['name']}.bin").write_bytes(array.tobytes())
+    inputs = _write_inputs(io, feed, 0, tmp_path)
+    proc = subprocess.run([mock_runner, "--model", folder / "model.bin", "--input",
+                           ",".join(str(tmp_path / f) for f in inputs), "--reference",
+                           tmp_path / "ref", "--output", tmp_path / "out"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    cpu_outputs = mixed["segments"][1]["outputs"]
+    assert f"segment 2 (NPU, mock) input '{cpu_outputs[0]}': bit-exact" in proc.stdout
+    entry = io["outputs"][0]
+    got = np.fromfile(tmp_path / "out-0.bin", NUMPY[entry["dtype"]])
+    want = _torch_order(values[entry["name"]], entry).reshape(-1)
+    assert np.array_equal(got, want)
