@@ -89,8 +89,8 @@ def _mixed_entry(build: ModelBuild, folder: Path) -> dict:
     record = json.loads(build.mixed.outputs["record"].read_text())
     return {"artifact": str(folder / "model.bin"),
             "artifact_bytes": (folder / "model.bin").stat().st_size, "mixed": record,
-            "runner": "not linked: the runners do not execute sequence artifacts yet "
-                        "(README, Sequence artifact format)"}
+            "runner": "the Linux runner (ethosu_runner) runs sequence artifacts; no bare-metal "
+                      "firmware is linked for them yet (README, Sequence artifact format)"}
 
 
 def _mixed_text(mixed: dict) -> str:
