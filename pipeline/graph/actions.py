@@ -72,6 +72,10 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
         from pipeline.stages.mixed import mixed
         mixed(i["tosa"], i["io"], out["artifact"], out["record"], vela_args=params["vela_args"],
               accelerator=params["accelerator"], where=where)
+    elif inv.stage == "mixed_verify":
+        from pipeline.stages.mixed_verify import mixed_verify
+        mixed_verify(i, out["report"], options=o, cmake_dir=Path(params["cmake_dir"]),
+                     where=where)
     elif inv.stage == "vgf":
         from pipeline.stages.vgf import convert
         convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)
@@ -129,9 +133,12 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage == "vgf_check":
         from pipeline.stages.vulkan_env import driver_fingerprint
         tools["lavapipe"] = driver_fingerprint()
-    if inv.stage == "cpu_verify":
+    if inv.stage in ("cpu_verify", "mixed_verify"):
         from pipeline.stages.cpu_verify import qemu_fingerprint
         tools["qemu"] = qemu_fingerprint(inv.options["qemu"])
+    if inv.stage == "mixed_verify":  # it builds the CPU runner too
+        from pipeline.stages.runtime_build import toolchain_fingerprint
+        tools["toolchain"] = toolchain_fingerprint(inv.options["toolchain"])
     return tools
 
 

@@ -37,6 +37,12 @@ STAGE_CODE = {
     # npu: {fallback: cpu}: split into NPU (Vela) and CPU (kernel library) segments, packaged.
     "mixed": ["stages/mixed.py", "stages/vela.py", "stages/package.py", "tosa/split.py",
               "tosa/npu_constraints.py", "tosa/flatbuffer.py", "cpu/*.py"],
+    # Each CPU segment of a mixed graph under QEMU, as cpu_verify runs a CPU-only artifact.
+    "mixed_verify": ["stages/mixed_verify.py", "stages/mixed.py", "stages/cpu_verify.py",
+                     "stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py",
+                     "stages/verify.py", "tosa/split.py", "tosa/npu_constraints.py",
+                     "tosa/flatbuffer.py", "tosa/reference_model.py", "cpu/*.py",
+                     "config/boards.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
@@ -116,6 +122,7 @@ class ModelBuild:
     cpu_graph: Invocation | None = None  # CPU-only targets (npu: null on a Cortex-M/A)
     cpu_verify: Invocation | None = None
     mixed: Invocation | None = None  # npu: {fallback: cpu}: NPU + CPU segments, one artifact
+    mixed_verify: Invocation | None = None  # its CPU segments under QEMU
 
 
 @dataclass
@@ -271,6 +278,25 @@ def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: 
         params={"vela_args": npu.vela_args(), "accelerator": npu.config}))
 
 
+def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
+                  target) -> Invocation:
+    """Each CPU segment of a mixed graph under QEMU for the target's CPU (its own builds of
+    the CPU runner, keyed by the runtime's options and sources)."""
+    board = BOARDS[target.cpu]
+    name = f"{b.mixed.name}/{runtime.name}"
+    out = _stage_dir(build, "mixed_verify", name)
+    runtime_options = {k: v for k, v in runtime.options.items() if k != "runner"}
+    return plan.add(Invocation(
+        "mixed_verify", name,
+        inputs={"artifact": b.mixed.outputs["artifact"], "record": b.mixed.outputs["record"],
+                "tosa": b.mixed.inputs["tosa"], "io": b.lower.outputs["io"],
+                "test_inputs": b.verify.inputs["test_inputs"], **runtime.inputs},
+        outputs={"report": out / "mixed_verify.json"},
+        options={**runtime_options, "board": board.board, "qemu": board.qemu,
+                 "qemu_cpu": board.qemu_cpu, "substitute": board.substitute},
+        params={"cmake_dir": str(out / "cmake")}))
+
+
 def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
     """The kernel library's graph of the lowered INT graph: shared by every CPU-only target
     with the same model, scheme and spec (the graph does not depend on the CPU)."""
@@ -393,6 +419,9 @@ def make_plan(config, build: Path) -> Plan:
         runtime = plan.runtimes[target_name] = _runtime(plan, build, target)
         if runtime is not None and target.npu is None:
             builds = _cpu_builds(plan, build, target, runtime, builds)
+        elif runtime is not None and target.npu.fallback == "cpu" and target.cpu in BOARDS:
+            builds = [replace(b, mixed_verify=_mixed_verify(plan, build, b, runtime, target))
+                      for b in builds]
         elif (runtime is not None and runtime.options["platform"] == "cortex_m"
               and target.ethosu_sdk):
             builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,

@@ -87,7 +87,20 @@ def _mixed_entry(build: ModelBuild, folder: Path) -> dict:
     copy_view(build.mixed.outputs["artifact"], folder / "model.bin")
     copy_view(build.mixed.outputs["record"], folder / "mixed.json")
     record = json.loads(build.mixed.outputs["record"].read_text())
-    return {"artifact": str(folder / "model.bin"),
+    check = None
+    if build.mixed_verify is not None:
+        copy_view(build.mixed_verify.outputs["report"], folder / "mixed_verify.json")
+        check = json.loads(build.mixed_verify.outputs["report"].read_text())
+        # The estimated cost of a CPU segment: instructions retired under QEMU -icount.
+        measured = {c["segment"]: c for c in check["segments"]}
+        for segment in record["segments"]:
+            if segment["index"] in measured and measured[segment["index"]]["instructions"]:
+                segment["instructions"] = measured[segment["index"]]["instructions"]
+                segment.pop("cost_reason", None)
+            elif segment["index"] in measured:
+                segment["cost_reason"] = ("not measured: user-mode QEMU (Linux) has no "
+                                          "instruction clock")
+    return {"artifact": str(folder / "model.bin"), "mixed_verify": check,
             "artifact_bytes": (folder / "model.bin").stat().st_size, "mixed": record,
             "runner": "the Linux runner (ethosu_runner) runs sequence artifacts; no bare-metal "
                       "firmware is linked for them yet (README, Sequence artifact format)"}
@@ -190,6 +203,13 @@ def summary_line(target: str, model: str, entry: dict) -> str:
                  f"{vela['npu_op_share']:.0%} NPU ops, artifact {entry['artifact_bytes']} B")
     if entry.get("mixed"):
         text += f"; {_mixed_text(entry['mixed'])}, artifact {entry['artifact_bytes']} B"
+        check = entry.get("mixed_verify")
+        if check:
+            emulated = check["qemu_cpu"] + (f" for {check['cpu']}" if check["substitute"] else "")
+            text += (f"; CPU segments under QEMU {check['qemu']} ({emulated}): "
+                     f"{'bit-exact' if check['passed'] else 'FAIL'}")
+        else:
+            text += "; CPU segments not run under QEMU (no emulated board for this CPU)"
     if entry.get("vgf"):
         check = entry["run_check"]
         text += (f"; model.vgf {entry['vgf']['vgf_bytes']} B, run check "

@@ -22,6 +22,8 @@ STAGE_DOCS = {
     "package": "package Vela's output and the IO metadata into the model artifact",
     "mixed": "split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
              "(npu: {fallback: cpu})",
+    "mixed_verify": "run each CPU segment of a mixed graph under QEMU against the TOSA "
+                    "reference model, bit-exact",
     "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     "firmware": "link bare-metal firmware with one model artifact compiled in",
     "vgf": "convert a TOSA graph to a .vgf with the ML SDK model converter",
@@ -31,7 +33,7 @@ STAGE_DOCS = {
     "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
 }
 PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
-                 "cpu_graph", "cpu_verify", "mixed")
+                 "cpu_graph", "cpu_verify", "mixed", "mixed_verify")
 
 
 def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
@@ -91,6 +93,9 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
             if b.mixed is not None:
                 deps += list(b.mixed.outputs.values())
                 targets += [folder / b.model / n for n in ("model.bin", "mixed.json")]
+            if b.mixed_verify is not None:
+                deps.append(b.mixed_verify.outputs["report"])
+                targets.append(folder / b.model / "mixed_verify.json")
             if b.vgf is not None:
                 deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
                 targets += [folder / b.model / n for n in VGF_VIEWS]

@@ -21,7 +21,7 @@ from pipeline.tosa import flatbuffer
 from pipeline.tosa.npu_constraints import RULES, family, read_operators
 
 # vtable offsets of TosaBasicBlock's fields (tosa/TosaBasicBlock.py): 4 + 2 * field index.
-_OPERATORS, _TENSORS, _INPUTS, _OUTPUTS = 6, 8, 10, 12
+_OPERATORS, _TENSORS, _INPUTS, _OUTPUTS, _SHAPES = 6, 8, 10, 12, 14
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 # Tensor types a Vela network takes as an input.
 _NPU_INPUT_TYPES = ("int8", "int16", "int32")
@@ -92,7 +92,7 @@ def segments(tosa: Path, placed: list[Placed]) -> list[Segment]:
     return done
 
 
-def _shrink(data: bytearray, table_pos: int, field: int, keep: list[int]) -> None:
+def _shrink(data: bytearray, field: int, keep: list[int]) -> None:
     """Rewrite a vector of offsets in place to the ``keep`` elements (by index): it only
     shrinks, so each kept element's slot moves to an earlier place and its offset (which
     points forward) stays positive."""
@@ -135,9 +135,14 @@ def subgraph(tosa: Path, segment: Segment) -> bytes:
     names = TosaGraph.GetRootAs(raw, 0).Regions(0).Blocks(0)
     tensor_names = [names.Tensors(i).Name().decode() for i in range(names.TensorsLength())]
     keep_tensors = [i for i, n in enumerate(tensor_names) if n in used]
+    # The reference model refuses a graph with a tensor or shape nothing uses.
+    keep_shapes = [i for i in range(names.ShapesLength())
+                   if names.Shapes(i).Name().decode() in used]
     data = bytearray(raw)
-    _shrink(data, 0, _OPERATORS, keep_ops)
-    _shrink(data, 0, _TENSORS, keep_tensors)
+    _shrink(data, _OPERATORS, keep_ops)
+    _shrink(data, _TENSORS, keep_tensors)
+    if names.ShapesLength():
+        _shrink(data, _SHAPES, keep_shapes)
     _set_strings(data, _INPUTS, list(segment.inputs))
     _set_strings(data, _OUTPUTS, list(segment.outputs))
     return bytes(data)

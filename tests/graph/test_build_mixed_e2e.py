@@ -1,11 +1,14 @@
 """End to end: `doit build` of an Ethos-U55 target with CPU fallback (``npu: {fallback:
 cpu}``) on a model with an operator the U55 cannot place (an int16 MATMUL), with the real
-torch, tosa-tools, Vela and kernel-library graph writer; and the same model without fallback
-still failing with the named blocker. One module-scoped project (and store)."""
+torch, tosa-tools, Vela, kernel library, Arm GCC and QEMU (the CPU segment checked bit-exact
+on the Cortex-M55 under mps3-an547); the same model without fallback still failing with the
+named blocker; the runtime's sequence runner on the built artifact (host build, MOCK NPU). One
+module-scoped project (and store)."""
 
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -21,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
-              pytest.mark.needs_tosa_ref]
+              pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc, pytest.mark.needs_qemu]
 
 TARGETS = f"""\
 models:
@@ -84,17 +87,25 @@ def test_fallback_report_names_the_cpu_operators_and_their_reason(project, built
     assert "must take int8 inputs; got int16, int16" in cpu[0]["reason"]
     assert "reads int48 tensor" in cpu[1]["reason"]
     assert [s["runs_on"] for s in mixed["segments"]] == ["npu", "cpu", "npu"]
-    # Costs: Vela's cycles per NPU segment; none for the CPU segment, with the reason.
+    # Costs: Vela's cycles per NPU segment; instructions under QEMU -icount for the CPU one.
     npu, cpu_segment = mixed["segments"][0], mixed["segments"][1]
     assert npu["cycles"] == npu["vela"]["cycles_total"] > 0
     assert npu["vela"]["cpu_operators"] == 0
-    assert cpu_segment["instructions"] is None and "not measured" in cpu_segment["cost_reason"]
+    check = entry["mixed_verify"]
+    assert check["passed"] and (check["qemu"], check["qemu_cpu"]) == ("mps3-an547", "cortex-m55")
+    measured = check["segments"][0]
+    assert measured["segment"] == 1 and measured["operators"] == ["MATMUL", "RESCALE"]
+    assert all(o["values"] > 0 and o["values_differing"] == 0 for o in measured["outputs"])
+    assert cpu_segment["instructions"] == sum(measured["op_instructions"]) > 0
+    assert "cost_reason" not in cpu_segment
     # The border tensors carry their types and shapes (the MATMUL's int16 operands).
     tensors = {t["name"]: t for t in mixed["tensors"]}
     for name in cpu_segment["inputs"]:
         assert tensors[name]["dtype"] == "int16" and tensors[name]["bytes"] > 0
     assert "mixed: NPU 13 ops in 2 segment(s)" in built.stdout
-    assert "CPU 2 ops in 1 segment(s) (MATMUL, RESCALE; cost not measured)" in built.stdout
+    assert re.search(r"CPU 2 ops in 1 segment\(s\) \(MATMUL, RESCALE; [\d,]+ instructions\)",
+                     built.stdout)
+    assert "CPU segments under QEMU mps3-an547 (cortex-m55): bit-exact" in built.stdout
 
 
 def test_fallback_artifact_holds_the_sequence(project, built):
