@@ -114,7 +114,7 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
                              cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
                              build_type=o["build_type"], model_c=model_c, where=where,
                              runner=o.get("runner", "npu"), board=o.get("board"),
-                             cpu_arena_bytes=arena,
+                             cpu_arena_bytes=arena, sequence=o.get("sequence", False),
                              ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}
     for dest in out.values():

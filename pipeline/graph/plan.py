@@ -352,7 +352,8 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
 
 def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
               sdk: Path) -> Invocation:
-    """Bare-metal firmware: the runner with one model artifact compiled in."""
+    """Bare-metal firmware: the runner with one model artifact compiled in (``package``: the
+    package stage's, or the mixed stage's sequence artifact, which the runner runs as one)."""
     name = f"{package.name}/{runtime.name}/sdk-{options_digest({'sdk': str(sdk)})}"
     out = _stage_dir(build, "firmware", name)
     sdk_files = sorted(p for p in sdk.rglob("*") if p.is_file() and ".git" not in p.parts)
@@ -361,7 +362,7 @@ def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
         inputs={"artifact": package.outputs["artifact"], **runtime.inputs,
                 **{f"sdk/{p.relative_to(sdk)}": p for p in sdk_files}},
         outputs={"elf": out / "ethosu_runner.elf"},
-        options=runtime.options,
+        options={**runtime.options, **({"sequence": True} if package.stage == "mixed" else {})},
         params={"cmake_dir": str(out / "cmake"), "ethosu_sdk": str(sdk)}))
 
 
@@ -419,13 +420,13 @@ def make_plan(config, build: Path) -> Plan:
         runtime = plan.runtimes[target_name] = _runtime(plan, build, target)
         if runtime is not None and target.npu is None:
             builds = _cpu_builds(plan, build, target, runtime, builds)
-        elif runtime is not None and target.npu.fallback == "cpu" and target.cpu in BOARDS:
-            builds = [replace(b, mixed_verify=_mixed_verify(plan, build, b, runtime, target))
-                      for b in builds]
-        elif (runtime is not None and runtime.options["platform"] == "cortex_m"
-              and target.ethosu_sdk):
-            builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,
-                                                    target.ethosu_sdk)) if b.package else b
-                      for b in builds]
+        elif runtime is not None:
+            if target.npu.fallback == "cpu" and target.cpu in BOARDS:
+                builds = [replace(b, mixed_verify=_mixed_verify(plan, build, b, runtime, target))
+                          for b in builds]
+            if runtime.options["platform"] == "cortex_m" and target.ethosu_sdk:
+                builds = [replace(b, firmware=_firmware(plan, build, runtime,
+                                                        b.package or b.mixed, target.ethosu_sdk))
+                          for b in builds]
         plan.targets[target_name] = builds
     return plan

@@ -102,8 +102,8 @@ def _mixed_entry(build: ModelBuild, folder: Path) -> dict:
                                           "instruction clock")
     return {"artifact": str(folder / "model.bin"), "mixed_verify": check,
             "artifact_bytes": (folder / "model.bin").stat().st_size, "mixed": record,
-            "runner": "the Linux runner (ethosu_runner) runs sequence artifacts; no bare-metal "
-                      "firmware is linked for them yet (README, Sequence artifact format)"}
+            "runner": "ethosu_runner runs sequence artifacts: on Linux as is; on bare metal "
+                      "as firmware with the sequence compiled in (set ethosu_sdk)"}
 
 
 def _mixed_text(mixed: dict) -> str:

@@ -42,6 +42,9 @@ targets:
   u55-strict:
     cpu: cortex-m55
     npu: {{config: ethos-u55-128}}
+  u55-fallback-fake-sdk:
+    extends: u55-fallback
+    ethosu_sdk: {ROOT / "tests" / "runtime" / "cortex_m" / "fake_sdk"}
 """
 
 
@@ -149,8 +152,44 @@ def mock_runner(request) -> Path:
 
     build = cmake_build(build_dir(request, "host-sequence"), "host", "host",
                         "-DETHOSU_RT_BUILD_TESTS=ON", build_type="Debug",
-                        targets=("mock_npu_sequence_runner",))
+                        targets=("mock_npu_sequence_runner", "ethosu_runner"))
     return build / "bin" / "mock_npu_sequence_runner"
+
+
+def test_linux_runner_parses_the_sequence_and_needs_the_npu(project, built, mock_runner,
+                                                            tmp_path):
+    """The Linux runner (host build) reads the sequence artifact, checks every segment, says
+    what it runs, and stops in one line at the NPU device it needs (none here)."""
+    runner = mock_runner.with_name("ethosu_runner")
+    model = project / "build" / "u55-fallback" / "scores" / "model.bin"
+    proc = subprocess.run([runner, "--model", model, "--device", tmp_path / "accel9"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "sequence: 3 segments (NPU, CPU, NPU), arena " in proc.stdout
+    assert proc.stderr.count("\n") == 1 and "accel9: open() of the NPU device node" in proc.stderr
+    damaged = bytearray(model.read_bytes())
+    damaged[36:38] = (2).to_bytes(2, "little")  # the sequence block's version field
+    (tmp_path / "v2.bin").write_bytes(bytes(damaged))
+    proc = subprocess.run([runner, "--model", tmp_path / "v2.bin"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert "sequence.cc:" in proc.stderr and "sequence: version must be 1; got 2" in proc.stderr
+
+
+def test_firmware_with_fake_core_driver_runs_the_sequence_under_qemu(project, built):
+    """Bare metal: the runner built with the sequence compiled in, linked against a FAKE
+    Ethos-U core driver (QEMU has no NPU: the NPU segments' arithmetic does not happen),
+    runs all three segments, its CPU segment on the kernel library, on the Cortex-M55
+    MPS3 AN547 machine and exits 0. It proves the plumbing, not the NPU's numbers."""
+    proc = doit(project, "build", "target=u55-fallback-fake-sdk")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    elf = project / "build" / "u55-fallback-fake-sdk" / "scores" / "ethosu_runner.elf"
+    run = subprocess.run(["qemu-system-arm", "-M", "mps3-an547", "-nographic",
+                          "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "sequence: 3 segments (NPU, CPU, NPU), arena " in run.stdout
+    assert re.search(r"output 0 'linear_2': 128 bytes", run.stdout)
 
 
 def test_sequence_runs_with_mock_npu_cpu_segment_bit_exact(project, built, mock_runner,
