@@ -33,6 +33,9 @@ SEQUENCE_TENSOR = struct.Struct("<32sII6iI")  # name, dtype, rank, shape, bytes
 SEQUENCE_SEGMENT = struct.Struct("<III")  # kind, inputs, outputs; then u32 tensor ids
 KINDS = {"npu": 0, "cpu": 1}
 SEGMENT_BLOCKS = {"npu": "npu_segment", "cpu": "cpu_segment"}
+# What the runtime holds (runtime/include/ethosu_rt/sequence.h: kMaxSegments,
+# kMaxSequenceTensors, kMaxSegmentIo).
+MAX_SEGMENTS, MAX_TENSORS, MAX_SEGMENT_IO = 16, 64, 16
 CPU_COST_REASON = ("not measured: the mixed_verify stage measures it under QEMU where it runs "
                    "for the target's CPU")
 
@@ -68,6 +71,22 @@ def sequence_block(tensors: list[dict], segments: list) -> bytes:
         body += struct.pack(f"<{len(s.inputs) + len(s.outputs)}I",
                             *[ids[n] for n in (*s.inputs, *s.outputs)])
     return body
+
+
+def _check_limits(parts: list, tensors: list[dict], where: str) -> None:
+    """The runtime's fixed tables must hold the sequence (no heap there)."""
+    from pipeline.errors import UserError
+
+    counts = [("segments", len(parts), MAX_SEGMENTS), ("border tensors", len(tensors),
+              MAX_TENSORS)]
+    counts += [(f"inputs of segment {k}", len(p.inputs), MAX_SEGMENT_IO) for k, p in
+               enumerate(parts)] + [(f"outputs of segment {k}", len(p.outputs), MAX_SEGMENT_IO)
+                                    for k, p in enumerate(parts)]
+    for what, got, most in counts:
+        if got > most:
+            raise UserError(f"{where}: a sequence artifact's {what} must be at most {most} (the "
+                            f"runtime's fixed tables); got {got}. Fewer operators the NPU cannot "
+                            "take, or none interleaved, make fewer segments")
 
 
 def _segment_io(segment, tensors: dict, io: dict) -> dict:
@@ -113,6 +132,7 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
     placed = place(Path(tosa), accelerator)
     parts = segments(Path(tosa), placed)
     tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io)
+    _check_limits(parts, tensors, where)
     by_name = {t["name"]: t for t in tensors}
     blobs, entries = [], []
     with tempfile.TemporaryDirectory(prefix="mixed-") as tmp:

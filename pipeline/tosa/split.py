@@ -1,12 +1,13 @@
 """Split a lowered TOSA graph into NPU and CPU segments (``npu: {fallback: cpu}``).
 
 Placement: an operator runs on the NPU unless it breaks one of the NPU's rules
-(``npu_constraints.RULES``, the same rules that fail a build without fallback), or it reads an
-``int48`` or ``bool`` tensor a CPU operator writes (a Vela network's inputs are int8, int16 or
-int32 tensors). Segments are maximal runs of one placement in the graph's (topological)
-operator order. Each segment becomes a TOSA flatbuffer of its own, cut out of the original
-bytes (``subgraph``): its operators and the constants they read, with the tensors that cross
-its border as the sub-graph's inputs and outputs.
+(``npu_constraints.RULES``, the same rules that fail a build without fallback), or a tensor it
+shares with a CPU operator is not int8, int16 or int32 (a Vela network's inputs and outputs are
+of those types): it reads such a tensor from a CPU operator, or writes one a CPU operator
+reads (repeated until nothing moves). Segments are maximal runs of one placement in the
+graph's (topological) operator order. Each segment becomes a TOSA flatbuffer of its own, cut
+out of the original bytes (``subgraph``): its operators and the constants they read, with the
+tensors that cross its border as the sub-graph's inputs and outputs.
 """
 
 from __future__ import annotations
@@ -49,19 +50,31 @@ def place(tosa: Path, accelerator: str) -> list[Placed]:
     """Where each operator of ``tosa`` runs on ``accelerator`` with CPU fallback, and why."""
     rules = RULES[family(accelerator)]
     operators = read_operators(tosa)
-    on_cpu: dict[str, str] = {}  # tensor written by a CPU operator -> its type
-    placed = []
-    for i, op in enumerate(operators):
-        reasons = [f"must {b[0]}; got {b[1]}" for rule in rules if (b := rule(op))]
-        reasons += [f"reads {t.dtype} tensor {t.name} from a CPU operator (an NPU segment's "
-                    f"inputs must be {', '.join(_NPU_INPUT_TYPES)})" for t in op.inputs
-                    if t.name in on_cpu and on_cpu[t.name] not in _NPU_INPUT_TYPES]
-        where = "cpu" if reasons else "npu"
-        if reasons:
-            on_cpu.update({t.name: t.dtype for t in op.outputs})
-        placed.append(Placed(i, op.op, op.location, tuple(t.name for t in op.outputs), where,
-                             "; ".join(reasons)))
-    return placed
+    reasons = [[f"must {b[0]}; got {b[1]}" for rule in rules if (b := rule(op))]
+               for op in operators]
+    types = f"{', '.join(_NPU_INPUT_TYPES)}"
+    moved = True
+    while moved:  # each pass moves at least one operator to the CPU, or ends
+        moved = False
+        written = {t.name: i for i, op in enumerate(operators) for t in op.outputs}
+        for i, op in enumerate(operators):
+            if reasons[i]:
+                continue
+            for t in op.inputs:
+                j = written.get(t.name)
+                if j is not None and reasons[j] and t.dtype not in _NPU_INPUT_TYPES:
+                    reasons[i].append(f"reads {t.dtype} tensor {t.name} from a CPU operator "
+                                      f"(an NPU segment's inputs must be {types})")
+            for t in op.outputs:
+                readers = [k for k, o in enumerate(operators) if reasons[k] and k != i
+                           and any(x.name == t.name for x in o.inputs)]
+                if readers and t.dtype not in _NPU_INPUT_TYPES:
+                    reasons[i].append(f"writes {t.dtype} tensor {t.name} a CPU operator reads "
+                                      f"(an NPU segment's outputs must be {types})")
+            moved = moved or bool(reasons[i])
+    return [Placed(i, op.op, op.location, tuple(t.name for t in op.outputs),
+                   "cpu" if reasons[i] else "npu", "; ".join(reasons[i]))
+            for i, op in enumerate(operators)]
 
 
 def segments(tosa: Path, placed: list[Placed]) -> list[Segment]:
