@@ -45,6 +45,9 @@ targets:
   u55-fallback-fake-sdk:
     extends: u55-fallback
     ethosu_sdk: {ROOT / "tests" / "runtime" / "cortex_m" / "fake_sdk"}
+  u65-linux-fallback:
+    cpu: cortex-a53
+    npu: {{config: ethos-u65-256, fallback: cpu}}
 """
 
 
@@ -234,3 +237,24 @@ def test_sequence_runs_with_mock_npu_cpu_segment_bit_exact(project, built, mock_
     got = np.fromfile(tmp_path / "out-0.bin", NUMPY[entry["dtype"]])
     want = _torch_order(values[entry["name"]], entry).reshape(-1)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.needs_aarch64_gcc
+def test_linux_target_checks_its_cpu_segment_under_qemu_aarch64(project, built, tmp_path):
+    """Cortex-A53 + Ethos-U65 (Linux direct drive): the same split, the CPU segment checked
+    bit-exact in the Linux CPU runner under qemu-aarch64 (no instruction clock there: the
+    report says why there is no cost), and the target's own aarch64 ethosu_runner reads the
+    artifact and stops in one line at the NPU device it needs."""
+    proc = doit(project, "build", "target=u65-linux-fallback")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CPU segments under QEMU qemu-aarch64 (cortex-a53): bit-exact" in proc.stdout
+    folder = project / "build" / "u65-linux-fallback"
+    report = json.loads((folder / "report.json").read_text())["models"]["scores"]
+    cpu = report["mixed"]["segments"][1]
+    assert cpu["instructions"] is None and "no instruction clock" in cpu["cost_reason"]
+    run = subprocess.run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", folder / "ethosu_runner",
+                          "--model", folder / "scores" / "model.bin", "--device",
+                          tmp_path / "accel9"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    assert "sequence: 3 segments (NPU, CPU, NPU), arena " in run.stdout
+    assert run.stderr.count("\n") == 1 and "accel9: open() of the NPU device node" in run.stderr
