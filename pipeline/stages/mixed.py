@@ -40,14 +40,19 @@ CPU_COST_REASON = ("not measured: the mixed_verify stage measures it under QEMU 
                    "for the target's CPU")
 
 
-def _border(segments: list, block, io: dict) -> list[dict]:
+def _border(segments: list, block, io: dict, where: str) -> list[dict]:
     """The tensors crossing segment borders: graph inputs, graph outputs, then intermediates
     in the order they are written (their index is their id in the artifact)."""
+    from pipeline.errors import StageError
+
     names = [e["name"] for e in io["inputs"]] + [e["name"] for e in io["outputs"]]
     names += [n for s in segments for n in s.outputs if n not in names]
     tensors = []
     for name in names:
-        t = block.tensors[name]
+        t = block.tensors.get(name)
+        if t is None or t.dtype not in DTYPES:
+            raise StageError(where, f"border tensor {name} must be a tensor of the graph of "
+                             f"type {', '.join(DTYPES)}; got {t.dtype if t else 'no such tensor'}")
         count = 1
         for d in t.shape:
             count *= int(d)
@@ -131,7 +136,7 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
     io = json.loads(Path(io_path).read_text())
     placed = place(Path(tosa), accelerator)
     parts = segments(Path(tosa), placed)
-    tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io)
+    tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io, where)
     _check_limits(parts, tensors, where)
     by_name = {t["name"]: t for t in tensors}
     blobs, entries = [], []
