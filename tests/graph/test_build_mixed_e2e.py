@@ -258,3 +258,48 @@ def test_linux_target_checks_its_cpu_segment_under_qemu_aarch64(project, built, 
     assert run.returncode == 1
     assert "sequence: 3 segments (NPU, CPU, NPU), arena " in run.stdout
     assert run.stderr.count("\n") == 1 and "accel9: open() of the NPU device node" in run.stderr
+
+
+def test_a_wrong_cpu_segment_fails_naming_its_first_differing_operator(project, built,
+                                                                       tmp_path):
+    """mixed_verify on the built artifact with the CPU segment's RESCALE multiplier changed
+    (a kernel or encoding fault): the build would stop naming the segment, the sample and the
+    first differing operator (run one operator at a time under QEMU)."""
+    from pipeline.config.boards import BOARDS
+    from pipeline.cpu.graph_format import CONSTANT, DTYPES, HEADER as TCG, TENSOR
+    from pipeline.stages.cpu_verify import CpuMismatch
+    from pipeline.stages.mixed_verify import mixed_verify
+
+    stage = next((project / "build" / ".stages" / "mixed").rglob("mixed.json")).parent
+    data = bytearray((stage / "model.bin").read_bytes())
+    start = data.index(b"cpu_segment") + HEADER.size  # the CPU artifact's first block ...
+    graph = start + HEADER.size  # ... is cpu_graph: the .tcg starts after its header
+    fields = TCG.unpack_from(data, graph)
+    count, table, constants = fields[4], fields[5], fields[13]
+    for i in range(count):
+        dtype, _, *rest = TENSOR.unpack_from(data, graph + table + i * TENSOR.size)
+        storage, offset = rest[6], rest[7]
+        # RESCALE's multiplier: 16-bit for an int48 input (the MATMUL's accumulator).
+        if storage == CONSTANT and dtype == DTYPES["int16"]:
+            at = graph + constants + offset
+            value = struct.unpack_from("<h", data, at)[0]
+            struct.pack_into("<h", data, at, value // 2)
+            break
+    else:
+        pytest.fail("the CPU segment must have an int16 constant (RESCALE's multiplier)")
+    (tmp_path / "model.bin").write_bytes(bytes(data))
+    board = BOARDS["cortex-m55"]
+    options = {"toolchain": "arm-none-eabi-gcc", "cpu": "cortex-m55", "isa": "mve",
+               "platform": "cortex_m", "build_type": "Release", "board": board.board,
+               "qemu": board.qemu, "qemu_cpu": board.qemu_cpu, "substitute": None}
+    test_inputs = next((project / "build" / ".stages" / "export").rglob("test_inputs.pt"))
+    inputs = {"artifact": tmp_path / "model.bin", "record": stage / "mixed.json",
+              "tosa": project / "build" / "u55-fallback" / "scores" / "model.tosa",
+              "io": project / "build" / "u55-fallback" / "scores" / "io.json",
+              "test_inputs": test_inputs}
+    with pytest.raises(CpuMismatch, match=r"t/mixed_verify segment 1 \(CPU\): every output .* "
+                                          r"output 'matmul_rescaled' differs .* test sample 0 .*"
+                                          r"the first operator that differs is #1 RESCALE"):
+        mixed_verify(inputs, tmp_path / "report.json", options=options,
+                     cmake_dir=tmp_path / "cmake", where="t/mixed_verify")
+    assert not (tmp_path / "report.json").exists()
