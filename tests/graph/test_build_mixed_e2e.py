@@ -266,7 +266,8 @@ def test_a_wrong_cpu_segment_fails_naming_its_first_differing_operator(project, 
     (a kernel or encoding fault): the build would stop naming the segment, the sample and the
     first differing operator (run one operator at a time under QEMU)."""
     from pipeline.config.boards import BOARDS
-    from pipeline.cpu.graph_format import CONSTANT, DTYPES, HEADER as TCG, TENSOR
+    from pipeline.cpu.graph_format import CONSTANT, DTYPES, TENSOR
+    from pipeline.cpu.graph_format import HEADER as TCG
     from pipeline.stages.cpu_verify import CpuMismatch
     from pipeline.stages.mixed_verify import mixed_verify
 
