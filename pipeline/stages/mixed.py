@@ -40,32 +40,44 @@ CPU_COST_REASON = ("not measured: the mixed_verify stage measures it under QEMU 
                    "for the target's CPU")
 
 
+def _quantization(entry: dict | None) -> dict | str:
+    """A graph input's or output's scale and zero point; an intermediate's integers cross the
+    border as they are."""
+    if entry is not None and "scale" in entry:
+        return {"scale": entry["scale"], "zero_point": entry.get("zero_point", 0)}
+    return ("the TOSA graph's integers as they are (no rescale at the border: both sides run "
+            "the same integer graph)")
+
+
 def _border(segments: list, block, io: dict, where: str) -> list[dict]:
     """The tensors crossing segment borders: graph inputs, graph outputs, then intermediates
     in the order they are written (their index is their id in the artifact)."""
     from pipeline.errors import StageError
 
-    names = [e["name"] for e in io["inputs"]] + [e["name"] for e in io["outputs"]]
-    names += [n for s in segments for n in s.outputs if n not in names]
+    # (TOSA name, name in the artifact): an input renamed in targets.yaml keeps its graph
+    # tensor name in io.json's "tosa_name".
+    names = [(e.get("tosa_name", e["name"]), e["name"]) for e in io["inputs"] + io["outputs"]]
+    names += [(n, n) for s in segments for n in s.outputs if n not in dict(names)]
+    graph = {e["name"]: e for e in io["inputs"] + io["outputs"]}
     tensors = []
-    for name in names:
-        t = block.tensors.get(name)
+    for tosa_name, name in names:
+        t = block.tensors.get(tosa_name)
         if t is None or t.dtype not in DTYPES:
             raise StageError(where, f"border tensor {name} must be a tensor of the graph of "
                              f"type {', '.join(DTYPES)}; got {t.dtype if t else 'no such tensor'}")
         count = 1
         for d in t.shape:
             count *= int(d)
-        tensors.append({"name": name, "dtype": t.dtype, "shape": list(t.shape),
+        tensors.append({"name": name, "tosa_name": tosa_name, "dtype": t.dtype,
+                        "shape": list(t.shape),
                         "bytes": count * ELEM_SIZE[t.dtype],
-                        "quantization": "the TOSA graph's integers as they are (no rescale at "
-                                        "the border: both sides run the same integer graph)"})
+                        "quantization": _quantization(graph.get(name))})
     return tensors
 
 
 def sequence_block(tensors: list[dict], segments: list) -> bytes:
     """The ``sequence`` block's payload (README, "Sequence artifact format")."""
-    ids = {t["name"]: i for i, t in enumerate(tensors)}
+    ids = {t["tosa_name"]: i for i, t in enumerate(tensors)}
     body = SEQUENCE_HEADER.pack(SEQUENCE_MAGIC, SEQUENCE_VERSION, len(segments), len(tensors), 0)
     for t in tensors:
         shape = t["shape"] + [0] * (6 - len(t["shape"]))
@@ -96,8 +108,9 @@ def _check_limits(parts: list, tensors: list[dict], where: str) -> None:
 
 def _segment_io(segment, tensors: dict, io: dict) -> dict:
     """A segment's IO in io.json's form: a graph input or output as the lowering described
-    it (layout, quantization), an intermediate as the TOSA integers (scale 1, zero point 0)."""
-    graph = {e["name"]: e for e in io["inputs"] + io["outputs"]}
+    it (layout, quantization), an intermediate as the TOSA integers (scale 1, zero point 0).
+    ``tensors``: the border tensors by TOSA name."""
+    graph = {e.get("tosa_name", e["name"]): e for e in io["inputs"] + io["outputs"]}
 
     def entry(name: str) -> dict:
         t = tensors[name]
@@ -106,6 +119,26 @@ def _segment_io(segment, tensors: dict, io: dict) -> dict:
 
     return {"inputs": [entry(n) for n in segment.inputs],
             "outputs": [entry(n) for n in segment.outputs]}
+
+
+def _segment(k: int, part, path: Path, part_io: dict, vela_args: list[str],
+             where: str) -> tuple[bytes, dict]:
+    """One segment's block (its artifact) and its entry in mixed.json: an NPU segment
+    compiled by Vela (with its figures), a CPU segment encoded as a .tcg."""
+    from pipeline.cpu.graph_format import encode
+    from pipeline.stages.vela import run_vela
+
+    entry = {"index": k, "runs_on": part.runs_on, "inputs": list(part.inputs),
+             "outputs": list(part.outputs), "operators": [p.index for p in part.ops]}
+    if part.runs_on == "npu":
+        out = run_vela(path, path.with_name(f"vela{k}"), vela_args, where=where)
+        entry["vela"] = json.loads(out["figures"].read_text())
+        entry["cycles"] = entry["vela"]["cycles_total"]
+        return block("npu_segment", model_artifact(out["npz"], part_io, where)), entry
+    graph, info = encode(path, where)
+    entry.update(arena_bytes=info.arena_bytes, graph_bytes=info.file_bytes, instructions=None,
+                 cost_reason=CPU_COST_REASON)
+    return block("cpu_segment", cpu_artifact(graph, part_io)), entry
 
 
 def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args: list[str],
@@ -128,8 +161,6 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
         StageError: Vela left an operator of an NPU segment on the CPU, or failed.
         CpuGraphError: the kernel library does not run an operator of a CPU segment.
     """
-    from pipeline.cpu.graph_format import encode
-    from pipeline.stages.vela import run_vela
     from pipeline.tosa import flatbuffer
     from pipeline.tosa.split import place, segments, subgraph
 
@@ -138,26 +169,15 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
     parts = segments(Path(tosa), placed)
     tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io, where)
     _check_limits(parts, tensors, where)
-    by_name = {t["name"]: t for t in tensors}
+    by_name = {t["tosa_name"]: t for t in tensors}
     blobs, entries = [], []
     with tempfile.TemporaryDirectory(prefix="mixed-") as tmp:
         for k, part in enumerate(parts):
             path = Path(tmp) / f"segment{k}.tosa"
             path.write_bytes(subgraph(Path(tosa), part))
-            here = f"{where} segment {k} ({part.runs_on.upper()})"
-            entry = {"index": k, "runs_on": part.runs_on, "inputs": list(part.inputs),
-                     "outputs": list(part.outputs), "operators": [p.index for p in part.ops]}
-            part_io = _segment_io(part, by_name, io)
-            if part.runs_on == "npu":
-                out = run_vela(path, Path(tmp) / f"vela{k}", vela_args, where=here)
-                blobs.append(block("npu_segment", model_artifact(out["npz"], part_io, here)))
-                entry["vela"] = json.loads(out["figures"].read_text())
-                entry["cycles"] = entry["vela"]["cycles_total"]
-            else:
-                graph, info = encode(path, here)
-                blobs.append(block("cpu_segment", cpu_artifact(graph, part_io)))
-                entry.update(arena_bytes=info.arena_bytes, graph_bytes=info.file_bytes,
-                             instructions=None, cost_reason=CPU_COST_REASON)
+            blob, entry = _segment(k, part, path, _segment_io(part, by_name, io), vela_args,
+                                   f"{where} segment {k} ({part.runs_on.upper()})")
+            blobs.append(blob)
             entries.append(entry)
     data = b"".join([block("sequence", sequence_block(tensors, parts)), *blobs,
                      block("io_meta", _io_meta(io)), block("sequence_end", b"")])

@@ -117,7 +117,7 @@ def mixed_verify(inputs: dict, report: Path, *, options: dict, cmake_dir: Path,
     feeds = _feeds(io, torch.load(inputs["test_inputs"], weights_only=True))
     names = list(dict.fromkeys(n for _, p in cpu_parts for n in p.inputs))
     values = _values(tosa, feeds, names, where)
-    by_name = {t["name"]: t for t in record["tensors"]}
+    by_name = {t["tosa_name"]: t for t in record["tensors"]}
     checked = []
     with tempfile.TemporaryDirectory(prefix="mixed-verify-") as tmp:
         for (k, part), payload in zip(cpu_parts, payloads, strict=True):

@@ -30,7 +30,7 @@ TARGETS = f"""\
 models:
   scores:
     source: {MODEL}:Scores
-    inputs: [{{name: x, shape: [1, 8, 16]}}]
+    inputs: [{{name: tokens, shape: [1, 8, 16]}}]  # renamed: the graph's tensor stays x
     calibration: {{samples: 4, seed: 1}}
 defaults:
   quantization: a16w8
@@ -105,7 +105,8 @@ def test_fallback_report_names_the_cpu_operators_and_their_reason(project, built
     assert cpu_segment["instructions"] == sum(measured["op_instructions"]) > 0
     assert "cost_reason" not in cpu_segment
     # The border tensors carry their types and shapes (the MATMUL's int16 operands).
-    tensors = {t["name"]: t for t in mixed["tensors"]}
+    tensors = {t["tosa_name"]: t for t in mixed["tensors"]}
+    assert (tensors["x"]["name"], mixed["tensors"][0]["tosa_name"]) == ("tokens", "x")
     for name in cpu_segment["inputs"]:
         assert tensors[name]["dtype"] == "int16" and tensors[name]["bytes"] > 0
     assert "mixed: NPU 13 ops in 2 segment(s)" in built.stdout
@@ -217,13 +218,13 @@ def test_sequence_runs_with_mock_npu_cpu_segment_bit_exact(project, built, mock_
     samples = torch.load(next((project / "build" / ".stages" / "export").rglob("test_inputs.pt")),
                          weights_only=True)
     feed = _feeds(io, samples)[0]
-    names = [t["name"] for t in mixed["tensors"]]
+    names = [t["tosa_name"] for t in mixed["tensors"]]
     debug = tmp_path / "debug.tosa"
     debug.write_bytes(with_outputs(folder / "model.tosa", names))
     values = {**feed, **run_reference_model(debug, feed, names)}
     (tmp_path / "ref").mkdir()
     for t in mixed["tensors"]:
-        array = np.ascontiguousarray(values[t["name"]], NUMPY[t["dtype"]])
+        array = np.ascontiguousarray(values[t["tosa_name"]], NUMPY[t["dtype"]])
         (tmp_path / "ref" / f"{t['name']}.bin").write_bytes(array.tobytes())
     inputs = _write_inputs(io, feed, 0, tmp_path)
     proc = subprocess.run([mock_runner, "--model", folder / "model.bin", "--input",
