@@ -46,6 +46,16 @@ def task_package():
     yield from _stage("package")
 
 
+def task_mixed():
+    """Split TOSA graphs into NPU and CPU segments (npu: {fallback: cpu}), one artifact each."""
+    yield from _stage("mixed")
+
+
+def task_mixed_verify():
+    """Run each CPU segment of a mixed graph under QEMU against the TOSA reference model."""
+    yield from _stage("mixed_verify")
+
+
 def task_vgf():
     """Convert TOSA graphs to .vgf (ML SDK model converter), once per converter options."""
     yield from _stage("vgf")

@@ -65,6 +65,9 @@ class NpuConfig(RuledModel):
             Cortex-A, false on Cortex-M.
         tensor_allocator: Vela ``--tensor-allocator``.
         cpu_tensor_alignment: Vela ``--cpu-tensor-alignment``: a power of two from 16 to 2**30.
+        fallback: ``cpu`` runs the operators the NPU cannot take on the target's CPU (the
+            graph is split into NPU and CPU segments, ``stages/mixed.py``); None (the
+            default) fails the build naming each such operator.
     """
 
     config: Accelerator
@@ -77,6 +80,7 @@ class NpuConfig(RuledModel):
     separate_io_regions: bool = False
     tensor_allocator: Literal["LinearAlloc", "Greedy", "HillClimb"] = "HillClimb"
     cpu_tensor_alignment: int = 16
+    fallback: Literal["cpu"] | None = None
 
     @property
     def family(self) -> str:

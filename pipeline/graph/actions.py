@@ -69,6 +69,14 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
     elif inv.stage == "package":
         from pipeline.stages.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
+    elif inv.stage == "mixed":
+        from pipeline.stages.mixed import mixed
+        mixed(i["tosa"], i["io"], out["artifact"], out["record"], vela_args=params["vela_args"],
+              accelerator=params["accelerator"], where=where)
+    elif inv.stage == "mixed_verify":
+        from pipeline.stages.mixed_verify import mixed_verify
+        mixed_verify(i, out["report"], options=o, cmake_dir=Path(params["cmake_dir"]),
+                     where=where)
     elif inv.stage == "vgf":
         from pipeline.stages.vgf import convert
         convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)
@@ -107,7 +115,7 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
                              cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
                              build_type=o["build_type"], model_c=model_c, where=where,
                              runner=o.get("runner", "npu"), board=o.get("board"),
-                             cpu_arena_bytes=arena,
+                             cpu_arena_bytes=arena, sequence=o.get("sequence", False),
                              ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}
     for dest in out.values():
@@ -126,9 +134,12 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     if inv.stage == "vgf_check":
         from pipeline.stages.vulkan_env import driver_fingerprint
         tools["lavapipe"] = driver_fingerprint()
-    if inv.stage == "cpu_verify":
+    if inv.stage in ("cpu_verify", "mixed_verify"):
         from pipeline.stages.cpu_verify import qemu_fingerprint
         tools["qemu"] = qemu_fingerprint(inv.options["qemu"])
+    if inv.stage == "mixed_verify":  # it builds the CPU runner too
+        from pipeline.stages.runtime_build import toolchain_fingerprint
+        tools["toolchain"] = toolchain_fingerprint(inv.options["toolchain"])
     return tools
 
 

@@ -34,6 +34,15 @@ STAGE_CODE = {
     # Verify loads both programs with quant/program.py.
     "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py", "quant/program.py"],
     "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
+    # npu: {fallback: cpu}: split into NPU (Vela) and CPU (kernel library) segments, packaged.
+    "mixed": ["stages/mixed.py", "stages/vela.py", "stages/package.py", "tosa/split.py",
+              "tosa/npu_constraints.py", "tosa/flatbuffer.py", "cpu/*.py"],
+    # Each CPU segment of a mixed graph under QEMU, as cpu_verify runs a CPU-only artifact.
+    "mixed_verify": ["stages/mixed_verify.py", "stages/mixed.py", "stages/cpu_verify.py",
+                     "stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py",
+                     "stages/verify.py", "tosa/split.py", "tosa/npu_constraints.py",
+                     "tosa/flatbuffer.py", "tosa/reference_model.py", "cpu/*.py",
+                     "config/boards.py"],
     "package": ["stages/package.py"],
     "runtime": ["stages/runtime_build.py"],
     "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
@@ -124,6 +133,8 @@ class ModelBuild:
     vgf_check: Invocation | None = None  # the .vgf run against the TOSA reference model
     cpu_graph: Invocation | None = None  # CPU-only targets (npu: null on a Cortex-M/A)
     cpu_verify: Invocation | None = None
+    mixed: Invocation | None = None  # npu: {fallback: cpu}: NPU + CPU segments, one artifact
+    mixed_verify: Invocation | None = None  # its CPU segments under QEMU
 
 
 @dataclass
@@ -251,10 +262,14 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
             cpu_graph = _cpu_graph(plan, build, lower)
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
                           cpu_graph=cpu_graph)
-    npu = target.npu.model_dump(mode="json", exclude={"config_file"})  # its content is an input
+    # config_file's content is an input; fallback is the mixed stage's option, not Vela's.
+    npu = target.npu.model_dump(mode="json", exclude={"config_file", "fallback"})
     # The name tells apart two ini files with equal options; the key sees only their content.
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
     name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
+    if target.npu.fallback == "cpu":
+        mixed = _mixed(plan, build, name, lower, target.npu, npu)
+        return ModelBuild(model_name, lower, verify, None, None, quantize=quantize, mixed=mixed)
     out = _stage_dir(build, "vela", name)
     vela = plan.add(Invocation(
         "vela", name,
@@ -267,6 +282,38 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
         outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
+
+
+def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: dict
+           ) -> Invocation:
+    """NPU + CPU segments of the NPU family's variant and their sequence artifact."""
+    out = _stage_dir(build, "mixed", name)
+    return plan.add(Invocation(
+        "mixed", name,
+        inputs={"tosa": lower.outputs[f"tosa_{npu.variant}"], "io": lower.outputs["io"],
+                "vela_ini": npu.config_file},
+        outputs={"artifact": out / "model.bin", "record": out / "mixed.json"},
+        options={"npu": options, "fallback": npu.fallback},
+        params={"vela_args": npu.vela_args(), "accelerator": npu.config}))
+
+
+def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
+                  target) -> Invocation:
+    """Each CPU segment of a mixed graph under QEMU for the target's CPU (its own builds of
+    the CPU runner, keyed by the runtime's options and sources)."""
+    board = BOARDS[target.cpu]
+    name = f"{b.mixed.name}/{runtime.name}"
+    out = _stage_dir(build, "mixed_verify", name)
+    runtime_options = {k: v for k, v in runtime.options.items() if k != "runner"}
+    return plan.add(Invocation(
+        "mixed_verify", name,
+        inputs={"artifact": b.mixed.outputs["artifact"], "record": b.mixed.outputs["record"],
+                "tosa": b.mixed.inputs["tosa"], "io": b.lower.outputs["io"],
+                "test_inputs": b.verify.inputs["test_inputs"], **runtime.inputs},
+        outputs={"report": out / "mixed_verify.json"},
+        options={**runtime_options, "board": board.board, "qemu": board.qemu,
+                 "qemu_cpu": board.qemu_cpu, "substitute": board.substitute},
+        params={"cmake_dir": str(out / "cmake")}))
 
 
 def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
@@ -324,7 +371,8 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
 
 def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
               sdk: Path) -> Invocation:
-    """Bare-metal firmware: the runner with one model artifact compiled in."""
+    """Bare-metal firmware: the runner with one model artifact compiled in (``package``: the
+    package stage's, or the mixed stage's sequence artifact, which the runner runs as one)."""
     name = f"{package.name}/{runtime.name}/sdk-{options_digest({'sdk': str(sdk)})}"
     out = _stage_dir(build, "firmware", name)
     sdk_files = sorted(p for p in sdk.rglob("*") if p.is_file() and ".git" not in p.parts)
@@ -333,7 +381,7 @@ def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,
         inputs={"artifact": package.outputs["artifact"], **runtime.inputs,
                 **{f"sdk/{p.relative_to(sdk)}": p for p in sdk_files}},
         outputs={"elf": out / "ethosu_runner.elf"},
-        options=runtime.options,
+        options={**runtime.options, **({"sequence": True} if package.stage == "mixed" else {})},
         params={"cmake_dir": str(out / "cmake"), "ethosu_sdk": str(sdk)}))
 
 
@@ -391,9 +439,13 @@ def make_plan(config, build: Path) -> Plan:
         runtime = plan.runtimes[target_name] = _runtime(plan, build, target)
         if runtime is not None and target.npu is None:
             builds = _cpu_builds(plan, build, target, runtime, builds)
-        elif (runtime is not None and runtime.options["platform"] == "cortex_m"
-              and target.ethosu_sdk):
-            builds = [replace(b, firmware=_firmware(plan, build, runtime, b.package,
-                                                    target.ethosu_sdk)) for b in builds]
+        elif runtime is not None:
+            if target.npu.fallback == "cpu" and target.cpu in BOARDS:
+                builds = [replace(b, mixed_verify=_mixed_verify(plan, build, b, runtime, target))
+                          for b in builds]
+            if runtime.options["platform"] == "cortex_m" and target.ethosu_sdk:
+                builds = [replace(b, firmware=_firmware(plan, build, runtime,
+                                                        b.package or b.mixed, target.ethosu_sdk))
+                          for b in builds]
         plan.targets[target_name] = builds
     return plan

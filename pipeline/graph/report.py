@@ -28,7 +28,8 @@ def clear_stale(folder: Path, keep: set[str]) -> None:
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:
     # The graph Vela compiled (the NPU's variant) when there is an NPU.
-    tosa = build.vela.inputs["tosa"] if build.vela is not None else build.lower.outputs["tosa"]
+    npu = build.vela or build.mixed
+    tosa = npu.inputs["tosa"] if npu is not None else build.lower.outputs["tosa"]
     copy_view(tosa, folder / "model.tosa")
     copy_view(build.lower.outputs["io"], folder / "io.json")
     copy_view(build.verify.outputs["report"], folder / "verify.json")
@@ -46,6 +47,8 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
         # The costliest layers, as report.html plots them (all of them: vela_per_layer.csv).
         entry["vela"]["top_layers"] = top_layers(folder / "vela_per_layer.csv")
+    if build.mixed is not None:
+        entry.update(_mixed_entry(build, folder))
     if build.vgf is not None:
         for src in [*build.vgf.outputs.values(), build.vgf_check.outputs["report"]]:
             copy_view(src, folder / src.name)
@@ -80,6 +83,50 @@ def _cpu_entry(build: ModelBuild, folder: Path) -> dict:
         entry["operators"] = [{**op, "instructions": n} for op, n in zip(plan["operators"], costs)]
         entry["instructions"] = entry["verify"].get("instructions")
     return entry
+
+
+def _mixed_entry(build: ModelBuild, folder: Path) -> dict:
+    """npu: {fallback: cpu}: the sequence artifact, where each operator runs (and why on the
+    CPU), and each segment's estimated cost (or why there is none)."""
+    copy_view(build.mixed.outputs["artifact"], folder / "model.bin")
+    copy_view(build.mixed.outputs["record"], folder / "mixed.json")
+    record = json.loads(build.mixed.outputs["record"].read_text())
+    check = None
+    if build.mixed_verify is not None:
+        copy_view(build.mixed_verify.outputs["report"], folder / "mixed_verify.json")
+        check = json.loads(build.mixed_verify.outputs["report"].read_text())
+        # The estimated cost of a CPU segment: instructions retired under QEMU -icount.
+        measured = {c["segment"]: c for c in check["segments"]}
+        for segment in record["segments"]:
+            if segment["index"] in measured and measured[segment["index"]]["instructions"]:
+                segment["instructions"] = measured[segment["index"]]["instructions"]
+                segment.pop("cost_reason", None)
+            elif segment["index"] in measured:
+                segment["cost_reason"] = ("not measured: user-mode QEMU (Linux) has no "
+                                          "instruction clock")
+    return {"artifact": str(folder / "model.bin"), "mixed_verify": check,
+            "artifact_bytes": (folder / "model.bin").stat().st_size, "mixed": record,
+            "runner": "ethosu_runner runs sequence artifacts: on Linux as is; on bare metal "
+                      "as firmware with the sequence compiled in (set ethosu_sdk)"}
+
+
+def _mixed_text(mixed: dict) -> str:
+    """``NPU 13 ops (1564 cycles) + CPU 2 ops (MATMUL, RESCALE; cost not measured)``."""
+    parts = []
+    for kind in ("npu", "cpu"):
+        ops = [o for o in mixed["operators"] if o["runs_on"] == kind]
+        segs = [s for s in mixed["segments"] if s["runs_on"] == kind]
+        if not ops:
+            continue
+        if kind == "npu":
+            cost = f"{sum(s['cycles'] for s in segs)} cycles"
+        else:
+            known = [s["instructions"] for s in segs if s["instructions"] is not None]
+            cost = (f"{sum(known):,} instructions" if len(known) == len(segs)
+                    else "cost not measured")
+            cost = f"{', '.join(sorted({o['op'] for o in ops}))}; {cost}"
+        parts.append(f"{kind.upper()} {len(ops)} ops in {len(segs)} segment(s) ({cost})")
+    return "mixed: " + " + ".join(parts)
 
 
 def runtime_view(name: str) -> str:
@@ -158,6 +205,15 @@ def summary_line(target: str, model: str, entry: dict) -> str:
     if vela:
         text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "
                  f"{vela['npu_op_share']:.0%} NPU ops, artifact {entry['artifact_bytes']} B")
+    if entry.get("mixed"):
+        text += f"; {_mixed_text(entry['mixed'])}, artifact {entry['artifact_bytes']} B"
+        check = entry.get("mixed_verify")
+        if check:
+            emulated = check["qemu_cpu"] + (f" for {check['cpu']}" if check["substitute"] else "")
+            text += (f"; CPU segments under QEMU {check['qemu']} ({emulated}): "
+                     f"{'bit-exact' if check['passed'] else 'FAIL'}")
+        else:
+            text += "; CPU segments not run under QEMU (no emulated board for this CPU)"
     if entry.get("vgf"):
         check = entry["run_check"]
         text += (f"; model.vgf {entry['vgf']['vgf_bytes']} B, run check "

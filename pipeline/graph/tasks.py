@@ -22,6 +22,10 @@ STAGE_DOCS = {
     "verify": "run the TOSA reference model against torch on the same quantized graph",
     "vela": "compile a TOSA graph for one Ethos-U configuration with Vela",
     "package": "package Vela's output and the IO metadata into the model artifact",
+    "mixed": "split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
+             "(npu: {fallback: cpu})",
+    "mixed_verify": "run each CPU segment of a mixed graph under QEMU against the TOSA "
+                    "reference model, bit-exact",
     "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     "firmware": "link bare-metal firmware with one model artifact compiled in",
     "vgf": "convert a TOSA graph to a .vgf with the ML SDK model converter",
@@ -31,7 +35,7 @@ STAGE_DOCS = {
     "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
 }
 PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
-                 "cpu_graph", "cpu_verify")
+                 "cpu_graph", "cpu_verify", "mixed", "mixed_verify")
 
 
 def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
@@ -90,6 +94,12 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
                 deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
                          b.vela.outputs["summary"], b.vela.outputs["layers"]]
                 names += ["model.bin", "vela_summary.csv", "vela_per_layer.csv"]
+            if b.mixed is not None:
+                deps += list(b.mixed.outputs.values())
+                names += ["model.bin", "mixed.json"]
+            if b.mixed_verify is not None:
+                deps.append(b.mixed_verify.outputs["report"])
+                names.append("mixed_verify.json")
             if b.vgf is not None:
                 deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
                 names += list(VGF_VIEWS)

@@ -181,12 +181,39 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
     import pipeline.quant.program  # noqa: F401  (registers the q/dq ops _feeds quantizes with)
     from pipeline.stages.package import write_atomic
     from pipeline.stages.verify import _feeds
-    from pipeline.tosa.reference_model import run_reference_model
 
     io = json.loads(Path(inputs["io"]).read_text())
     plan = json.loads(Path(inputs["plan"]).read_text())
     samples = torch.load(inputs["test_inputs"], weights_only=True)
     feeds = _feeds(io, samples)
+    outputs, cost = run_feeds(inputs, io, plan, feeds, qemu=qemu, qemu_cpu=qemu_cpu,
+                              where=where)
+    record = {"passed": True, "check": "bit-exact against the TOSA reference model",
+              "cpu": cpu, "qemu": qemu, "qemu_cpu": qemu_cpu, "substitute": substitute,
+              "samples": len(feeds), "outputs": outputs,
+              "operators": len(plan["operators"]), "arena_bytes": plan["arena_bytes"],
+              # Bare metal: instructions retired per operator under QEMU -icount on the first
+              # sample (the estimate of cost on the target's ISA); Linux: None (user-mode
+              # QEMU has no instruction clock).
+              "instructions": sum(cost) if cost else None, "op_instructions": cost}
+    write_atomic(Path(report), json.dumps(record, indent=2).encode())
+    return Path(report)
+
+
+def run_feeds(inputs: dict, io: dict, plan: dict, feeds: list[dict], *, qemu: str,
+              qemu_cpu: str, where: str = "") -> tuple[list[dict], list | None]:
+    """Run the CPU artifact under QEMU on each feed (TOSA input name -> integers) and compare
+    its outputs with the reference model's run of ``inputs["tosa"]``, bit for bit.
+
+    Returns:
+        Per output its comparison figures, and the instructions per operator on the first
+        feed (bare metal; None on Linux).
+
+    Raises:
+        CpuMismatch: an output differs; names the first differing operator.
+    """
+    from pipeline.tosa.reference_model import run_reference_model
+
     out_names = [e["name"] for e in io["outputs"]]
     opts = {"qemu": qemu, "qemu_cpu": qemu_cpu}
     outputs = [{"name": n, "values": 0, "values_differing": 0, "max_abs_diff": 0}
@@ -205,16 +232,7 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
                 _fail(where, bad, s, first, qemu, qemu_cpu)
             if s == 0 and "firmware" in inputs:
                 cost = _instructions(inputs, qemu, args, work, where)
-    record = {"passed": True, "check": "bit-exact against the TOSA reference model",
-              "cpu": cpu, "qemu": qemu, "qemu_cpu": qemu_cpu, "substitute": substitute,
-              "samples": len(feeds), "outputs": outputs,
-              "operators": len(plan["operators"]), "arena_bytes": plan["arena_bytes"],
-              # Bare metal: instructions retired per operator under QEMU -icount on the first
-              # sample (the estimate of cost on the target's ISA); Linux: None (user-mode
-              # QEMU has no instruction clock).
-              "instructions": sum(cost) if cost else None, "op_instructions": cost}
-    write_atomic(Path(report), json.dumps(record, indent=2).encode())
-    return Path(report)
+    return outputs, cost
 
 
 def _fail(where: str, output: dict, sample: int, first: dict | None, qemu: str,

@@ -95,12 +95,19 @@ def package(npz_path: Path, io_path: Path, out: Path, *, where: str = "") -> Pat
     Raises:
         StageError: Vela's IO does not match the lowered graph's.
     """
+    io = json.loads(io_path.read_text())
+    write_atomic(out, model_artifact(npz_path, io, where))
+    return out
+
+
+def model_artifact(npz_path: Path, io: dict, where: str = "") -> bytes:
+    """The model artifact's bytes for Vela's raw output ``npz_path`` and the IO ``io``
+    (io.json's form); an NPU segment of a sequence artifact is one too (``mixed.py``)."""
     import numpy as np
 
-    io = json.loads(io_path.read_text())
     with np.load(npz_path, allow_pickle=False) as npz:
         check_io(npz, io, where)
-        blob = b"".join([
+        return b"".join([
             block("vela_bin_stream", b""),
             block("cmd_data", npz["cmd_data"].tobytes()),
             block("weight_data", npz["weight_data"].tobytes()),
@@ -111,8 +118,6 @@ def package(npz_path: Path, io_path: Path, out: Path, *, where: str = "") -> Pat
             block("io_meta", _io_meta(io)),
             block("vela_end_stream", b""),
         ])
-    write_atomic(out, blob)
-    return out
 
 
 def write_atomic(path: Path, data: bytes) -> None:

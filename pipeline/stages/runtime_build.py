@@ -142,6 +142,7 @@ def build_runtime(
     runner: str = "npu",
     board: str | None = None,
     cpu_arena_bytes: int | None = None,
+    sequence: bool = False,
 ) -> list[Path]:
     """Configure (if needed) and build the runtime; return the produced files.
 
@@ -162,6 +163,8 @@ def build_runtime(
             ``config/boards.py``); None for the default MPS3 AN547.
         cpu_arena_bytes: bare-metal CPU firmware: its static arena (the memory plan's
             arena; ``ETHOSU_RT_CPU_ARENA_BYTES``), None for CMake's default.
+        sequence: bare-metal NPU firmware whose model is a sequence artifact (NPU + CPU
+            segments, ``ETHOSU_RT_SEQUENCE``): the runner links the kernel library.
     Returns:
         Absolute paths of the built libraries and runner, as CMake lists them.
     Raises:
@@ -199,6 +202,8 @@ def build_runtime(
         f"-DETHOSU_RT_RUNNER={runner}",
         f"-DETHOSU_RT_BOARD={board or 'mps3_an547'}",
     ]
+    if sequence:
+        configure.append("-DETHOSU_RT_SEQUENCE=ON")
     if cpu_arena_bytes is not None:
         configure.append(f"-DETHOSU_RT_CPU_ARENA_BYTES={max(int(cpu_arena_bytes), 16)}")
     env = build_environment(toolchain)

@@ -6,6 +6,10 @@
 // Inputs are raw tensors in torch's layout (zeros without --input); output i goes to
 // <out_prefix>-<i>.bin on the host, or its size and FNV-1a checksum are printed.
 // The exit status (semihosting SYS_EXIT) is 0 on success and 1 on any error.
+// Built with ETHOSU_RT_SEQUENCE (a mixed NPU + CPU artifact, npu: {fallback: cpu}), it runs
+// the sequence: NPU segments through the core driver (one prepared network each, sharing the
+// NPU scratch), CPU segments with the TOSA kernel library; the border tensors and the CPU
+// arena take the front of the tensor arena.
 #include <ethosu_driver.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,10 @@
 #include "ethosu_rt/check.h"
 #include "ethosu_rt/io.h"
 #include "ethosu_rt/npu_cortex_m.h"
+#if defined(ETHOSU_RT_SEQUENCE)
+#include "ethosu_rt/sequence.h"
+#include "sequence_runner.h"
+#endif
 
 #define ETHOSU_RT_CAT_(a, b) a##b
 #define ETHOSU_RT_CAT(a, b) ETHOSU_RT_CAT_(a, b)
@@ -169,6 +177,105 @@ bool save_output(const ethosu_rt::Model& model, const ethosu_rt::Regions& region
   return ok;
 }
 
+#if defined(ETHOSU_RT_SEQUENCE)
+// The core driver for the NPU segments: one prepared network each, all on one scratch.
+class CortexMSegments final : public ethosu_rt::NpuSegments {
+ public:
+  void set_memory(const ethosu_rt::CortexMMemory& memory) { memory_ = memory; }
+  Error prepare(size_t segment, const ethosu_rt::Model& model) override {
+    return npus_[segment].prepare(model, memory_);
+  }
+  const ethosu_rt::Regions& regions(size_t segment) const override {
+    return npus_[segment].regions();
+  }
+  Error invoke(size_t segment) override { return npus_[segment].invoke(); }
+
+ private:
+  ethosu_rt::CortexMMemory memory_ = {};
+  ethosu_rt::CortexMNpu npus_[ethosu_rt::kMaxSegments];
+};
+
+ethosu_rt::SequenceRunner g_sequence;
+CortexMSegments g_segments;
+
+int run_sequence(const Options& options) {
+  ethosu_rt::SequenceRunner& runner = g_sequence;
+  if (runner.open(ETHOSU_RT_MODEL_SYMBOL, ETHOSU_RT_CAT(ETHOSU_RT_MODEL_SYMBOL, _size)) !=
+      Error::kOk) {
+    return 1;
+  }
+  // The front of the arena: border tensors and the CPU arena; the rest: the NPU scratch.
+  const size_t front = (runner.arena_bytes() + 31u) & ~size_t{31};
+  if (front > sizeof(g_arena) || runner.bind(g_arena, runner.arena_bytes()) != Error::kOk) {
+    printf("ethosu_runner: error: the sequence needs %lu arena bytes; ETHOSU_RT_ARENA_BYTES "
+           "is %lu\n", static_cast<unsigned long>(front),
+           static_cast<unsigned long>(sizeof(g_arena)));
+    return 1;
+  }
+  const ethosu_rt::Sequence& sequence = runner.sequence();
+  printf("sequence: %lu segments (", static_cast<unsigned long>(sequence.num_segments));
+  for (size_t k = 0; k < sequence.num_segments; ++k) {
+    const bool cpu = sequence.segments[k].kind == ethosu_rt::SegmentKind::kCpu;
+    printf("%s%s", k ? ", " : "", cpu ? "CPU" : "NPU");
+  }
+  printf("), arena %lu bytes\n", static_cast<unsigned long>(runner.arena_bytes()));
+  CortexMSegments& npu = g_segments;
+  npu.set_memory({g_arena + front, sizeof(g_arena) - front, nullptr, 0, nullptr, 0,
+                  fast_memory(), kFastBytes});
+  if (runner.prepare(npu) != Error::kOk) {
+    return 1;
+  }
+  char* list = options.inputs;
+  for (size_t i = 0; i < runner.num_inputs(); ++i) {
+    ethosu_rt::TensorInfo info;
+    uint8_t* npu_order = nullptr;
+    uint8_t* torch = nullptr;
+    if (runner.input_info(i, &info) != Error::kOk || !load_input(info, &list, &npu_order) ||
+        (torch = io_alloc(info.tensor_bytes)) == nullptr ||
+        ethosu_rt::from_npu_order(info, npu_order, torch, info.tensor_bytes) != Error::kOk ||
+        runner.set_input(i, torch, info.tensor_bytes) != Error::kOk) {
+      return 1;
+    }
+  }
+  for (long run_index = 0; run_index < options.executions; ++run_index) {
+    const clock_t start = clock();
+    if (runner.run(npu) != Error::kOk) {
+      return 1;
+    }
+    const unsigned long ms = static_cast<unsigned long>((clock() - start) * 1000 / CLOCKS_PER_SEC);
+    printf("inference %ld: %lu ms\n", run_index + 1, ms);
+  }
+  for (size_t i = 0; i < runner.num_outputs(); ++i) {
+    ethosu_rt::TensorInfo info;
+    uint8_t* torch = nullptr;
+    if (runner.output_info(i, &info) != Error::kOk ||
+        (torch = io_alloc(info.tensor_bytes)) == nullptr ||
+        runner.get_output(i, torch, info.tensor_bytes) != Error::kOk) {
+      return 1;
+    }
+    printf("output %lu '%s': %lu bytes, fnv1a 0x%08lx\n", static_cast<unsigned long>(i),
+           info.name, static_cast<unsigned long>(info.tensor_bytes),
+           static_cast<unsigned long>(fnv1a(torch, info.tensor_bytes)));
+    if (options.output_prefix != nullptr) {
+      char path[256];
+      snprintf(path, sizeof(path), "%s-%lu.bin", options.output_prefix,
+               static_cast<unsigned long>(i));
+      FILE* file = fopen(path, "wb");
+      const bool ok =
+          file != nullptr && fwrite(torch, 1, info.tensor_bytes, file) == info.tensor_bytes;
+      if (file != nullptr) {
+        fclose(file);
+      }
+      if (!ok) {
+        printf("ethosu_runner: error: output file '%s' must be writable\n", path);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+#endif
+
 void enable_npu_irq() {
   volatile uint32_t* nvic_iser = reinterpret_cast<volatile uint32_t*>(0xE000E100u);
   nvic_iser[ETHOSU_RT_NPU_IRQ / 32] = 1u << (ETHOSU_RT_NPU_IRQ % 32);
@@ -187,6 +294,9 @@ int run(int argc, char** argv) {
     return 1;
   }
   enable_npu_irq();
+#if defined(ETHOSU_RT_SEQUENCE)
+  return run_sequence(options);
+#endif
 
   ethosu_rt::Model model;
   if (ethosu_rt::parse_artifact(ETHOSU_RT_MODEL_SYMBOL,

@@ -6,6 +6,8 @@
 //
 // Inputs are raw tensors in torch's layout and dtype (zeros when --input is absent);
 // output i is written to <out_prefix>-<i>.bin. Each inference prints its wall time.
+// A sequence artifact (npu: {fallback: cpu}) runs its NPU segments on the NPU, each one a
+// network prepared on the device, and its CPU segments with the TOSA kernel library.
 // Any failure prints one line to stderr and exits with a non-zero status.
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@
 #include "ethosu_rt/io.h"
 #include "ethosu_rt/linux_sys.h"
 #include "ethosu_rt/npu_drm.h"
+#include "ethosu_rt/sequence.h"
+#include "sequence_runner.h"
 
 namespace {
 
@@ -203,10 +207,94 @@ double now_ms() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+// Linux direct drive for the NPU segments of a sequence: one prepared network each.
+class DrmSegments final : public ethosu_rt::NpuSegments {
+ public:
+  DrmSegments(const std::string& device, int64_t timeout_ns)
+      : device_(device), timeout_ns_(timeout_ns) {}
+  Error prepare(size_t segment, const ethosu_rt::Model& model) override {
+    npus_[segment].reset(new ethosu_rt::DrmNpu(ethosu_rt::real_linux_sys()));
+    ETHOSU_RT_TRY(npus_[segment]->open(device_.c_str()));
+    return npus_[segment]->prepare(model);
+  }
+  const ethosu_rt::Regions& regions(size_t segment) const override {
+    return npus_[segment]->regions();
+  }
+  Error invoke(size_t segment) override { return npus_[segment]->invoke(timeout_ns_); }
+
+ private:
+  std::string device_;
+  int64_t timeout_ns_;
+  std::unique_ptr<ethosu_rt::DrmNpu> npus_[ethosu_rt::kMaxSegments];
+};
+
+int run_sequence(const Options& options, const AlignedBytes& artifact) {
+  std::unique_ptr<ethosu_rt::SequenceRunner> runner(new ethosu_rt::SequenceRunner());
+  check(runner->open(artifact.data, artifact.size));
+  const ethosu_rt::Sequence& sequence = runner->sequence();
+  printf("sequence: %zu segments (", sequence.num_segments);
+  for (size_t k = 0; k < sequence.num_segments; ++k) {
+    const bool cpu = sequence.segments[k].kind == ethosu_rt::SegmentKind::kCpu;
+    printf("%s%s", k ? ", " : "", cpu ? "CPU" : "NPU");
+  }
+  printf("), arena %zu bytes\n", runner->arena_bytes());
+  if (!options.inputs.empty() && options.inputs.size() != runner->num_inputs()) {
+    fail("--input must list " + std::to_string(runner->num_inputs()) + " file(s); got " +
+         std::to_string(options.inputs.size()));
+  }
+  AlignedBytes arena;
+  arena.size = runner->arena_bytes();
+  arena.storage.reset(new uint8_t[arena.size + 16]());
+  const uintptr_t address = reinterpret_cast<uintptr_t>(arena.storage.get());
+  arena.data = arena.storage.get() + ((16 - address % 16) % 16);
+  check(runner->bind(arena.data, arena.size));
+  for (size_t i = 0; i < runner->num_inputs(); ++i) {
+    ethosu_rt::TensorInfo info;
+    check(runner->input_info(i, &info));
+    std::vector<uint8_t> zeros(info.tensor_bytes, 0);
+    if (options.inputs.empty()) {
+      check(runner->set_input(i, zeros.data(), zeros.size()));
+      continue;
+    }
+    AlignedBytes file = read_file(options.inputs[i], "input");
+    if (file.size != info.tensor_bytes) {
+      fail("input " + std::to_string(i) + " '" + options.inputs[i] + "' must hold " +
+           std::to_string(info.tensor_bytes) + " bytes (" + ethosu_rt::dtype_name(info.dtype) +
+           " tensor '" + info.name + "'); got " + std::to_string(file.size));
+    }
+    check(runner->set_input(i, file.data, file.size));
+  }
+  DrmSegments npu(options.device, static_cast<int64_t>(options.timeout_ms) * 1000000);
+  check(runner->prepare(npu));
+  for (long run_index = 0; run_index < options.executions; ++run_index) {
+    const double start = now_ms();
+    check(runner->run(npu));
+    printf("inference %ld: %.3f ms\n", run_index + 1, now_ms() - start);
+  }
+  for (size_t i = 0; i < runner->num_outputs() && !options.output_prefix.empty(); ++i) {
+    ethosu_rt::TensorInfo info;
+    check(runner->output_info(i, &info));
+    std::vector<uint8_t> torch(info.tensor_bytes);
+    check(runner->get_output(i, torch.data(), torch.size()));
+    const std::string path = options.output_prefix + "-" + std::to_string(i) + ".bin";
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(torch.data()),
+               static_cast<std::streamsize>(torch.size()));
+    if (!file) {
+      fail("output file '" + path + "' must be writable");
+    }
+    printf("output %zu '%s': %zu bytes -> %s\n", i, info.name, torch.size(), path.c_str());
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   ethosu_rt::set_log_sink(log_to_stderr, nullptr);
   const Options options = parse_args(argc, argv);
   AlignedBytes artifact = read_file(options.model, "model");
+  if (ethosu_rt::is_sequence(artifact.data, artifact.size)) {
+    return run_sequence(options, artifact);
+  }
   ethosu_rt::Model model;
   check(ethosu_rt::parse_artifact(artifact.data, artifact.size, &model));
   const auto inputs = load_inputs(model, options);
