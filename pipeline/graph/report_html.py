@@ -119,6 +119,8 @@ def _variants(reports: dict[str, dict], build: Path) -> dict[str, dict[str, dict
         if not npu:
             continue
         for model, entry in report["models"].items():
+            if "vela" not in entry:  # a mixed NPU + CPU graph: no one network to compare
+                continue
             key = json.dumps(npu, sort_keys=True)
             slot = found.setdefault(model, {}).setdefault(
                 key, {"targets": [], "entry": entry, "npu": npu,

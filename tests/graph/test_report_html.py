@@ -136,3 +136,25 @@ def test_report_from_merged_ci_artifacts(built, tmp_path):
     assert empty.returncode == 2
     assert empty.stderr.strip() == (f"error: {tmp_path / 'none'}: must hold <target>/report.json "
                                     "files (a build folder); got none")
+
+
+def test_report_of_targets_without_one_vela_network(tmp_path):
+    """Mixed NPU + CPU graphs, CPU-only and VGF targets have no Vela figures: their rows show
+    verification and size, and they stay out of the cross-target comparison (two NPU targets
+    with mixed graphs used to stop the page with a KeyError)."""
+    from pipeline.graph.report_html import render
+
+    verify = {"passed": True, "outputs": [{"sqnr_db_vs_float": 30.0}]}
+    mixed = {"verify": verify, "artifact_bytes": 4992, "mixed": {"segments": []}}
+    reports = {
+        "u55-fallback": {"config": {"npu": {"config": "ethos-u55-128", "fallback": "cpu"}},
+                         "models": {"scores": mixed}},
+        "u65-fallback": {"config": {"npu": {"config": "ethos-u65-256", "fallback": "cpu"}},
+                         "models": {"scores": mixed}},
+        "m55-cpu": {"config": {"npu": None}, "models": {"scores": {"verify": verify}}},
+    }
+    page = render(reports, tmp_path)
+    for target in reports:
+        assert f"<td>{target}</td>" in page
+    assert page.count("<td class=pass>pass</td>") == 3
+    assert "4,992" in page and "Across targets" not in page
