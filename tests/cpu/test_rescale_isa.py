@@ -1,6 +1,7 @@
-"""The ISA variants of RESCALE (apply_scale_32 without a 64-bit product per value: MVE from
-vqdmulh/vqrdmulh and vrshl, DSP from SMULL, QADD and SSAT; runtime/tosa_cpu/src/
-kernels_scale.cc) under QEMU - Cortex-M55 MVE and Cortex-M4 DSP - bit-exact over their edge
+"""The ISA variants of RESCALE (apply_scale_32 without a 64-bit product per value: MVE and
+NEON from vqdmulh/vqrdmulh and vrshl, DSP from SMULL, QADD and SSAT; runtime/tosa_cpu/src/
+kernels_scale.cc) under QEMU - Cortex-M55 MVE, Cortex-M4 DSP and AArch64 NEON
+(qemu-aarch64) - bit-exact over their edge
 cases: every shift 2..62, multipliers 0, 1, 2^30, 2^31 - 1 and random ones, single and
 double rounding, values at the extremes of the input type and at +-2^(S-1) (the spec's range
 of apply_scale_32's value), zero points, saturation of the output, per channel and per
@@ -106,9 +107,10 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def cases_c(request, tmp_path_factory):
+def cases(request, tmp_path_factory):
     """Per case: the CPU graph, its input and the expected output (reference model inside the
-    spec's range, where the host's portable kernels must agree; else the portable kernels)."""
+    spec's range, where the host's portable kernels must agree; else the portable kernels),
+    as bytes, and the input array."""
     tool = build_tool(request)
     folder = tmp_path_factory.mktemp("rescale_mve")
     cases = {}
@@ -127,8 +129,14 @@ def cases_c(request, tmp_path_factory):
             (folder / name).mkdir()
             (folder / name / "model.tcg").write_bytes(blob)
             _, (expected,) = run_cpu(tool, folder / name / "model.tcg", [value], folder / name)
-        cases[name] = (blob, value.tobytes(), expected.tobytes())
-    return write_check_cases(cases, folder / "cases.c")
+        cases[name] = (blob, value.tobytes(), expected.tobytes(), value)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def cases_c(cases, tmp_path_factory):
+    return write_check_cases({name: case[:3] for name, case in cases.items()},
+                             tmp_path_factory.mktemp("rescale_c") / "cases.c")
 
 
 VARIANTS = {  # name: (cpu, isa, QEMU machine, board memory map, variant, an instruction of it)
@@ -153,3 +161,22 @@ def test_rescale_variant_is_bit_exact_over_edge_cases(variant, cases_c, request)
     # The variant's RESCALE is in the library that ran.
     code = run([require("arm-none-eabi-objdump"), "-d", build / "lib" / "libtosa_cpu.a"]).stdout
     assert instruction in code, f"no {instruction} in the {name} library"
+
+
+@pytest.mark.needs_aarch64_gcc
+def test_rescale_neon_is_bit_exact_under_qemu_aarch64(cases, request, tmp_path):
+    """The NEON RESCALE (AArch64, tosa_cpu_run under qemu-aarch64) over the same cases."""
+    build = cmake_build(build_dir(request, "tosa-cpu-aarch64"), "aarch64-linux-gnu-gcc",
+                        "cortex_a", targets=("tosa_cpu_run",))
+    qemu = require("qemu-aarch64")
+    wrapper = tmp_path / "tosa_cpu_run"
+    wrapper.write_text(f'#!/bin/sh\nexec {qemu} {build / "bin" / "tosa_cpu_run"} "$@"\n')
+    wrapper.chmod(0o755)
+    for name, (blob, _, expected, value) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "model.tcg").write_bytes(blob)
+        _, (ours,) = run_cpu(wrapper, folder / "model.tcg", [value], folder)
+        assert ours.tobytes() == expected, name
+    code = run([require("aarch64-linux-gnu-objdump"), "-d", build / "lib" / "libtosa_cpu.a"])
+    assert "sqrdmulh" in code.stdout and "sqdmulh" in code.stdout  # the NEON RESCALE

@@ -188,6 +188,102 @@ bool rescale_dsp(const Tensor& in, const Tensor& out, const int32_t* m, const in
 }
 #endif
 
+#if defined(TOSA_CPU_NEON)
+// NEON RESCALE (scale32): the MVE formulation above (vqdmulh/vqrdmulh, vrshl; AArch64's
+// SRSHL rounds without overflow as MVE's does), 4 lanes, with the same rule for where it
+// runs. NEON has no predication: the channels past the last whole vector of 4 (per channel)
+// or the elements past it (per tensor) take apply_scale_32 one value at a time. The output
+// range is applied by saturating adds and narrows (SQADD, SQXTN).
+template <typename T>
+inline int32x4_t neon_load4(const T* x) {
+  if constexpr (sizeof(T) == 1) {
+    int32_t word;
+    memcpy(&word, x, 4);
+    return vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(word)))));
+  } else if constexpr (sizeof(T) == 2) {
+    return vmovl_s16(vld1_s16(reinterpret_cast<const int16_t*>(x)));
+  } else {
+    return vld1q_s32(reinterpret_cast<const int32_t*>(x));
+  }
+}
+
+template <typename T>
+inline void neon_store4(T* y, int32x4_t v) {
+  if constexpr (sizeof(T) == 1) {
+    const int16x4_t h = vqmovn_s32(v);
+    const int8x8_t b = vqmovn_s16(vcombine_s16(h, h));
+    vst1_lane_s32(reinterpret_cast<int32_t*>(static_cast<void*>(y)), vreinterpret_s32_s8(b), 0);
+  } else {
+    vst1q_s32(reinterpret_cast<int32_t*>(y), v);
+  }
+}
+
+template <typename In, typename Out>
+bool rescale_neon(const Tensor& in, const Tensor& out, const int32_t* m, const int8_t* s,
+                  size_t channels, bool double_round, int64_t izp, int64_t ozp) {
+  if (in.dtype == DType::kInt32 && izp != 0) return false;
+  const int32_t base = double_round ? 31 : 32;
+  int32_t min_shift = 62;
+  for (size_t c = 0; c < channels; ++c) min_shift = s[c] < min_shift ? s[c] : min_shift;
+  const int32_t max_ls = base - min_shift;
+  const int64_t vmin = type_min(in.dtype) - izp, vmax = type_max(in.dtype) - izp;
+  if (max_ls > 0 && (in.dtype == DType::kInt32 || vmin < -(1ll << (31 - max_ls)) ||
+                     vmax >= (1ll << (31 - max_ls)))) {
+    return false;
+  }
+  const In* x = static_cast<const In*>(in.data);
+  Out* y = static_cast<Out*>(out.data);
+  const int64_t lo = type_min(out.dtype), hi = type_max(out.dtype);
+  const size_t rows = in.elements / channels;
+  const int32x4_t zi = vdupq_n_s32(static_cast<int32_t>(izp));
+  const int32x4_t zo = vdupq_n_s32(static_cast<int32_t>(ozp));
+  // Per tensor: the tensor as one row of 4-lane vectors; per channel: 4 channels at a time
+  // down the rows.
+  const size_t count = channels == 1 ? in.elements / 4 : rows;
+  const size_t stride = channels == 1 ? 4 : channels;
+  const size_t groups = channels == 1 ? 1 : channels / 4;
+  for (size_t g = 0; g < groups; ++g) {
+    const size_t c0 = 4 * g;
+    int32x4_t sh, mult;
+    if (channels == 1) {
+      sh = vdupq_n_s32(s[0]);
+      mult = vdupq_n_s32(m[0]);
+    } else {
+      const int32_t s4[4] = {s[c0], s[c0 + 1], s[c0 + 2], s[c0 + 3]};
+      sh = vld1q_s32(s4);
+      mult = vld1q_s32(m + c0);
+    }
+    const int32x4_t ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(base), sh), vdupq_n_s32(0));
+    const int32x4_t nrs =
+        vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
+    const int32x4_t dmask = double_round ? vreinterpretq_s32_u32(vcgtq_s32(sh, vdupq_n_s32(31)))
+                                         : vdupq_n_s32(0);
+    const In* xi = x + c0;
+    Out* yi = y + c0;
+    for (size_t i = 0; i < count; ++i, xi += stride, yi += stride) {
+      const int32x4_t v = vsubq_s32(neon_load4(xi), zi);
+      const int32x4_t a = vshlq_s32(v, ls);
+      int32x4_t t = double_round
+                        ? vaddq_s32(vqrdmulhq_s32(a, mult), vandq_s32(vshrq_n_s32(v, 31), dmask))
+                        : vqdmulhq_s32(a, mult);
+      neon_store4(yi, vqaddq_s32(vrshlq_s32(t, nrs), zo));
+    }
+  }
+  // What the vectors left: the last elements (per tensor) or channels (per channel).
+  const size_t c_first = channels == 1 ? 0 : channels / 4 * 4;
+  const size_t r_first = channels == 1 ? count * 4 : 0;
+  for (size_t i = r_first; i < (channels == 1 ? in.elements : rows); ++i) {
+    for (size_t c = c_first; c < channels; ++c) {
+      const size_t at = channels == 1 ? i : i * channels + c;
+      const int32_t scaled =
+          apply_scale_32(static_cast<int64_t>(x[at]) - izp, m[c], s[c], double_round);
+      y[at] = static_cast<Out>(clamp64(scaled + ozp, lo, hi));
+    }
+  }
+  return true;
+}
+#endif
+
 // The typed loop for the pairs the lowering emits (conv/matmul accumulators to activations,
 // activations to int32 for elementwise arithmetic); false for any other, which the generic
 // loop handles.
@@ -222,6 +318,17 @@ bool rescale_fast(const Tensor& in, const Tensor& out, const Tensor& mult, const
         rescale_dsp<int8_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)) ||
        (pair(DType::kInt16, DType::kInt32) &&
         rescale_dsp<int16_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)))) {
+    return true;
+  }
+#endif
+#if defined(TOSA_CPU_NEON)
+  if (scale32 &&
+      ((pair(DType::kInt32, DType::kInt8) &&
+        rescale_neon<int32_t, int8_t>(in, out, m32, s, channels, double_round, izp, ozp)) ||
+       (pair(DType::kInt8, DType::kInt32) &&
+        rescale_neon<int8_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)) ||
+       (pair(DType::kInt16, DType::kInt32) &&
+        rescale_neon<int16_t, int32_t>(in, out, m32, s, channels, double_round, izp, ozp)))) {
     return true;
   }
 #endif
