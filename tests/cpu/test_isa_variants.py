@@ -1,8 +1,9 @@
 """The kernels' instruction-set variants on their own instruction set, under QEMU: MVE on the
 Cortex-M55 (mps3-an547), DSP on the Cortex-M4 (mps2-an386), the portable C++ on the M55
 without MVE/DSP, NEON on AArch64 (qemu-aarch64) - each running graphs of the operators the
-variants speed up (CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, AVG_POOL2D, int32
-ADD/SUB; channel counts that are and are not multiples of the vector width; zero points),
+variants speed up (CONV2D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, AVG_POOL2D,
+MAX_POOL2D, int32 ADD/SUB; channel counts that are and are not multiples of the vector
+width; zero points),
 bit-exact with the TOSA reference model, which the portable kernels match on the host
 (test_kernels.py)."""
 
@@ -50,6 +51,17 @@ CASES = {
                                            stride=(1, 2), pad=(0, 1, 1, 1), izp=-9, ozp=4),
     "avg_pool_int8_global": lambda: k.pool("AVG_POOL2D", shape=(1, 25, 5, 64), k=(25, 5),
                                            stride=(1, 1), pad=(0, 0, 0, 0), izp=-128, ozp=-128),
+    # NEON: 8 channels per step plus a scalar tail (depthwise, AVG_POOL2D), 16 (MAX_POOL2D);
+    # extreme zero points, dilation, a 1x1 average (its rescale's left shift), saturation.
+    "depthwise_int8_c13_dil2_zps": lambda: k.depthwise(shape=(1, 9, 9, 13), m=1, dil=(2, 2),
+                                                       pad=(2, 2, 2, 2), izp=-128, wzp=127),
+    "avg_pool_int8_c21_pad_zp": lambda: k.pool("AVG_POOL2D", shape=(1, 9, 9, 21), izp=127,
+                                               ozp=-128),
+    "avg_pool_int8_1x1_c8": lambda: k.pool("AVG_POOL2D", shape=(1, 4, 4, 8), k=(1, 1),
+                                           stride=(1, 1), pad=(0, 0, 0, 0), izp=-128, ozp=127),
+    "max_pool_int8_c37_pad": lambda: k.pool("MAX_POOL2D", shape=(1, 9, 9, 37)),
+    "max_pool_int8_c16_global": lambda: k.pool("MAX_POOL2D", shape=(1, 6, 5, 16), k=(6, 5),
+                                               stride=(1, 1), pad=(0, 0, 0, 0)),
     "add_int32_const": lambda: binary_const_b("ADD"),  # MVE: 4 lanes and a partial vector
     "sub_int32_const": lambda: binary_const_b("SUB"),
 }
@@ -128,7 +140,9 @@ def test_neon_variant_is_bit_exact_under_qemu_aarch64(graphs, request, tmp_path)
         results = compare(wrapper, tosa, values)
         assert_bit_exact(results)
     code = run([require("aarch64-linux-gnu-objdump"), "-d", build / "lib" / "libtosa_cpu.a"])
-    assert "smull" in code.stdout  # the NEON dot product is in the library
+    # The NEON dot product, depthwise, AVG_POOL2D and MAX_POOL2D are in the library.
+    for instruction in ("smull", "smlal2", "saddw2", "smax"):
+        assert instruction in code.stdout, f"no {instruction} in the NEON library"
 
 
 def test_library_uses_no_heap_exceptions_or_rtti_and_fits_32_kib(request):

@@ -422,6 +422,68 @@ void depthwise_dsp(const Conv& c, const int8_t* in, const int8_t* w, const Tenso
 }
 #endif
 
+#if defined(TOSA_CPU_NEON)
+// Depthwise int8 with M = 1 on NEON: 8 channels per step, widened to 16 bits with the zero
+// points subtracted (x - zp fits in 16 bits), low and high halves multiplied and
+// accumulated into 32-bit lanes (SMLAL/SMLAL2), bias added and stored. The last IC % 8
+// channels take the scalar loop.
+void depthwise_neon(const Conv& c, const int8_t* in, const int8_t* w, const Tensor& bias,
+                    const Tensor& out) {
+  const bool bias_bc = bias.shape[0] == 1;
+  const int32_t* b = static_cast<const int32_t*>(bias.data);
+  int32_t* y = static_cast<int32_t*>(out.data);
+  const int16x8_t izp = vdupq_n_s16(static_cast<int16_t>(c.izp));
+  const int16x8_t wzp = vdupq_n_s16(static_cast<int16_t>(c.wzp));
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t iy = oy * c.stride_y - c.pad_top;
+        const int32_t ix = ox * c.stride_x - c.pad_left;
+        int32_t c0 = 0;
+        for (; c0 + 8 <= c.ic; c0 += 8) {
+          int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t yy = iy + ky * c.dil_y;
+            if (yy < 0 || yy >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t xx = ix + kx * c.dil_x;
+              if (xx < 0 || xx >= c.iw) continue;
+              const int8_t* ip = image + (static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0;
+              const int8_t* wp = w + (static_cast<size_t>(ky) * c.kw + kx) * c.ic + c0;
+              const int16x8_t xv = vsubq_s16(vmovl_s8(vld1_s8(ip)), izp);
+              const int16x8_t wv = vsubq_s16(vmovl_s8(vld1_s8(wp)), wzp);
+              lo = vmlal_s16(lo, vget_low_s16(xv), vget_low_s16(wv));
+              hi = vmlal_high_s16(hi, xv, wv);
+            }
+          }
+          const int32x4_t b0 = bias_bc ? vdupq_n_s32(b[0]) : vld1q_s32(b + c0);
+          const int32x4_t b1 = bias_bc ? vdupq_n_s32(b[0]) : vld1q_s32(b + c0 + 4);
+          vst1q_s32(y + o + c0, vaddq_s32(lo, b0));
+          vst1q_s32(y + o + c0 + 4, vaddq_s32(hi, b1));
+        }
+        for (; c0 < c.ic; ++c0) {  // the last IC % 8 channels
+          int32_t acc = 0;
+          for (int32_t ky = 0; ky < c.kh; ++ky) {
+            const int32_t yy = iy + ky * c.dil_y;
+            if (yy < 0 || yy >= c.ih) continue;
+            for (int32_t kx = 0; kx < c.kw; ++kx) {
+              const int32_t xx = ix + kx * c.dil_x;
+              if (xx < 0 || xx >= c.iw) continue;
+              acc += (image[(static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0] - c.izp) *
+                     (w[(static_cast<size_t>(ky) * c.kw + kx) * c.ic + c0] - c.wzp);
+            }
+          }
+          y[o + c0] = static_cast<int32_t>(static_cast<uint32_t>(acc) +
+                                           static_cast<uint32_t>(b[bias_bc ? 0 : c0]));
+        }
+      }
+    }
+  }
+}
+#endif
+
 template <typename In>
 TOSA_CPU_FALLBACK void depthwise_run(const Conv& c, const In* in, const int8_t* w, const Tensor& bias,
                    const Tensor& out) {
@@ -560,6 +622,11 @@ Error depthwise_conv2d(const OpArgs& op, bool run) {
 #elif defined(TOSA_CPU_DSP)
     if (c.m == 1) {
       depthwise_dsp(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+      return Error::kOk;
+    }
+#elif defined(TOSA_CPU_NEON)
+    if (c.m == 1) {
+      depthwise_neon(c, static_cast<const int8_t*>(in.data), wp, bias, out);
       return Error::kOk;
     }
 #endif
@@ -751,6 +818,98 @@ void avg_pool_mve(const Conv& c, const int8_t* in, int8_t* out, int32_t izp, int
 }
 #endif
 
+#if defined(TOSA_CPU_NEON)
+// int8 AVG_POOL2D on NEON: the MVE kernel's arithmetic, 8 channels per step (two 4-lane
+// 32-bit sums widened from the int8 taps, SADDW/SADDW2), the rounding of the NEON RESCALE
+// and saturating narrows to int8; the last IC % 8 channels take apply_scale_32 directly.
+void avg_pool_neon(const Conv& c, const int8_t* in, int8_t* out, int32_t izp, int32_t ozp) {
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      const int32_t y0 = oy * c.stride_y - c.pad_top;
+      const int32_t ya = y0 < 0 ? 0 : y0, yb = y0 + c.kh < c.ih ? y0 + c.kh : c.ih;
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t x0 = ox * c.stride_x - c.pad_left;
+        const int32_t xa = x0 < 0 ? 0 : x0, xb = x0 + c.kw < c.iw ? x0 + c.kw : c.iw;
+        const int32_t count = (yb - ya) * (xb - xa);
+        int32_t multiplier, shift;
+        reciprocal_scale(static_cast<uint32_t>(count), &multiplier, &shift);
+        const int32x4_t ls = vdupq_n_s32(32 - shift > 0 ? 32 - shift : 0);
+        const int32x4_t nrs = vdupq_n_s32(31 - shift < -1 ? 31 - shift : -1);
+        const int32x4_t mult = vdupq_n_s32(multiplier), zo = vdupq_n_s32(ozp);
+        const int32x4_t off = vdupq_n_s32(count * izp);
+        int32_t c0 = 0;
+        for (; c0 + 8 <= c.ic; c0 += 8) {
+          int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            const int8_t* row = image + static_cast<size_t>(yy) * c.iw * c.ic + c0;
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              const int16x8_t v = vmovl_s8(vld1_s8(row + static_cast<size_t>(xx) * c.ic));
+              lo = vaddw_s16(lo, vget_low_s16(v));
+              hi = vaddw_high_s16(hi, v);
+            }
+          }
+          lo = vrshlq_s32(vqdmulhq_s32(vshlq_s32(vsubq_s32(lo, off), ls), mult), nrs);
+          hi = vrshlq_s32(vqdmulhq_s32(vshlq_s32(vsubq_s32(hi, off), ls), mult), nrs);
+          const int16x8_t h = vcombine_s16(vqmovn_s32(vqaddq_s32(lo, zo)),
+                                           vqmovn_s32(vqaddq_s32(hi, zo)));
+          vst1_s8(out + o + c0, vqmovn_s16(h));
+        }
+        for (; c0 < c.ic; ++c0) {  // the last IC % 8 channels
+          int32_t acc = 0;
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              acc += image[(static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0];
+            }
+          }
+          const int64_t scaled = apply_scale_32(acc - count * izp, multiplier, shift, false);
+          out[o + c0] = static_cast<int8_t>(clamp64(scaled + ozp, -128, 127));
+        }
+      }
+    }
+  }
+}
+
+// int8 MAX_POOL2D on NEON: 16 channels per step (SMAX over the window's valid taps), the
+// last IC % 16 channels one at a time.
+void max_pool_neon(const Conv& c, const int8_t* in, int8_t* out) {
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      const int32_t y0 = oy * c.stride_y - c.pad_top;
+      const int32_t ya = y0 < 0 ? 0 : y0, yb = y0 + c.kh < c.ih ? y0 + c.kh : c.ih;
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t x0 = ox * c.stride_x - c.pad_left;
+        const int32_t xa = x0 < 0 ? 0 : x0, xb = x0 + c.kw < c.iw ? x0 + c.kw : c.iw;
+        int32_t c0 = 0;
+        for (; c0 + 16 <= c.ic; c0 += 16) {
+          int8x16_t m = vdupq_n_s8(-128);
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            const int8_t* row = image + static_cast<size_t>(yy) * c.iw * c.ic + c0;
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              m = vmaxq_s8(m, vld1q_s8(row + static_cast<size_t>(xx) * c.ic));
+            }
+          }
+          vst1q_s8(out + o + c0, m);
+        }
+        for (; c0 < c.ic; ++c0) {
+          int8_t m = -128;
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              const int8_t v = image[(static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0];
+              m = v > m ? v : m;
+            }
+          }
+          out[o + c0] = m;
+        }
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 TOSA_CPU_FALLBACK Error avg_pool2d(const OpArgs& op, bool run) {
@@ -766,6 +925,12 @@ TOSA_CPU_FALLBACK Error avg_pool2d(const OpArgs& op, bool run) {
   if (in.dtype == DType::kInt8) {
     avg_pool_mve(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data), izp,
                  ozp);
+    return Error::kOk;
+  }
+#elif defined(TOSA_CPU_NEON)
+  if (in.dtype == DType::kInt8) {
+    avg_pool_neon(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data), izp,
+                  ozp);
     return Error::kOk;
   }
 #endif
@@ -804,6 +969,12 @@ TOSA_CPU_FOR_SIZE Error max_pool2d(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(pool_shapes(op, &c));
   if (!run) return Error::kOk;
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
+#if defined(TOSA_CPU_NEON)
+  if (in.dtype == DType::kInt8) {
+    max_pool_neon(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data));
+    return Error::kOk;
+  }
+#endif
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     for (int32_t oy = 0; oy < c.oh; ++oy) {
