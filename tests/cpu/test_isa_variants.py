@@ -59,6 +59,11 @@ CASES = {
                                                ozp=-128),
     "avg_pool_int8_1x1_c8": lambda: k.pool("AVG_POOL2D", shape=(1, 4, 4, 8), k=(1, 1),
                                            stride=(1, 1), pad=(0, 0, 0, 0), izp=-128, ozp=127),
+    # DSP AVG_POOL2D: halfword sums up to 256 taps (16 x 16), more (20 x 15) fall back.
+    "avg_pool_int8_256_taps": lambda: k.pool("AVG_POOL2D", shape=(1, 16, 16, 9), k=(16, 16),
+                                             stride=(1, 1), pad=(0, 0, 0, 0), izp=-128, ozp=3),
+    "avg_pool_int8_300_taps": lambda: k.pool("AVG_POOL2D", shape=(1, 20, 15, 6), k=(20, 15),
+                                             stride=(1, 1), pad=(0, 0, 0, 0), izp=7),
     "max_pool_int8_c37_pad": lambda: k.pool("MAX_POOL2D", shape=(1, 9, 9, 37)),
     "max_pool_int8_c16_global": lambda: k.pool("MAX_POOL2D", shape=(1, 6, 5, 16), k=(6, 5),
                                                stride=(1, 1), pad=(0, 0, 0, 0)),

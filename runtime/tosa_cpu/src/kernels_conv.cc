@@ -910,6 +910,109 @@ void max_pool_neon(const Conv& c, const int8_t* in, int8_t* out) {
 }
 #endif
 
+#if defined(TOSA_CPU_DSP)
+// int8 AVG_POOL2D on the DSP extension, windows of at most 256 taps: 4 channels per word
+// summed as halfword pairs (SXTAB16 of channels 0, 2 and, rotated, 1, 3; 256 int8 values
+// sum inside int16), then per channel the DSP RESCALE's arithmetic for reciprocal_scale's
+// shift 30 + k (single rounding, value << max(32 - shift, 0) fits: |value| <= 255 * count),
+// QADD of the output zero point and SSAT to int8. The last IC % 4 channels sum one at a time.
+void avg_pool_dsp(const Conv& c, const int8_t* in, int8_t* out, int32_t izp, int32_t ozp) {
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      const int32_t y0 = oy * c.stride_y - c.pad_top;
+      const int32_t ya = y0 < 0 ? 0 : y0, yb = y0 + c.kh < c.ih ? y0 + c.kh : c.ih;
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t x0 = ox * c.stride_x - c.pad_left;
+        const int32_t xa = x0 < 0 ? 0 : x0, xb = x0 + c.kw < c.iw ? x0 + c.kw : c.iw;
+        const int32_t count = (yb - ya) * (xb - xa);
+        int32_t multiplier, shift;
+        reciprocal_scale(static_cast<uint32_t>(count), &multiplier, &shift);
+        const int32_t ls = 32 - shift > 0 ? 32 - shift : 0;
+        const int32_t k = shift - 31 > 1 ? shift - 31 : 1;
+        const int32_t off = count * izp;
+        for (int32_t c0 = 0; c0 < c.ic; c0 += 4) {
+          const int32_t lanes = c.ic - c0 < 4 ? c.ic - c0 : 4;
+          int32_t sum[4] = {0, 0, 0, 0};
+          if (lanes == 4) {
+            int16x2_t s02 = 0, s13 = 0;
+            for (int32_t yy = ya; yy < yb; ++yy) {
+              const int8_t* row = image + static_cast<size_t>(yy) * c.iw * c.ic + c0;
+              for (int32_t xx = xa; xx < xb; ++xx) {
+                int32_t word;
+                memcpy(&word, row + static_cast<size_t>(xx) * c.ic, 4);
+                s02 = __sxtab16(s02, word);
+                s13 = __sxtab16(s13, ror8(word));
+              }
+            }
+            sum[0] = static_cast<int16_t>(s02 & 0xFFFF);
+            sum[2] = static_cast<int16_t>(static_cast<uint32_t>(s02) >> 16);
+            sum[1] = static_cast<int16_t>(s13 & 0xFFFF);
+            sum[3] = static_cast<int16_t>(static_cast<uint32_t>(s13) >> 16);
+          } else {
+            for (int32_t yy = ya; yy < yb; ++yy) {
+              for (int32_t xx = xa; xx < xb; ++xx) {
+                const int8_t* px = image + (static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0;
+                for (int32_t j = 0; j < lanes; ++j) sum[j] += px[j];
+              }
+            }
+          }
+          for (int32_t j = 0; j < lanes; ++j) {
+            const int32_t v = sum[j] - off;
+            const int64_t p = static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v) << ls)) * multiplier;
+            int32_t t = static_cast<int32_t>(p >> 31);
+            t = (t >> k) + ((t >> (k - 1)) & 1);
+            out[o + c0 + j] = static_cast<int8_t>(__ssat(__qadd(t, ozp), 8));
+          }
+        }
+      }
+    }
+  }
+}
+
+// int8 MAX_POOL2D on the DSP extension: 4 channels per word, the bytewise maximum as SSUB8
+// (GE flags where a >= b) and SEL; the last IC % 4 channels one at a time.
+void max_pool_dsp(const Conv& c, const int8_t* in, int8_t* out) {
+  size_t o = 0;
+  for (int32_t n = 0; n < c.n; ++n) {
+    const int8_t* image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
+    for (int32_t oy = 0; oy < c.oh; ++oy) {
+      const int32_t y0 = oy * c.stride_y - c.pad_top;
+      const int32_t ya = y0 < 0 ? 0 : y0, yb = y0 + c.kh < c.ih ? y0 + c.kh : c.ih;
+      for (int32_t ox = 0; ox < c.ow; ++ox, o += static_cast<size_t>(c.ic)) {
+        const int32_t x0 = ox * c.stride_x - c.pad_left;
+        const int32_t xa = x0 < 0 ? 0 : x0, xb = x0 + c.kw < c.iw ? x0 + c.kw : c.iw;
+        int32_t c0 = 0;
+        for (; c0 + 4 <= c.ic; c0 += 4) {
+          uint32_t m = 0x80808080u;
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            const int8_t* row = image + static_cast<size_t>(yy) * c.iw * c.ic + c0;
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              uint32_t word;
+              memcpy(&word, row + static_cast<size_t>(xx) * c.ic, 4);
+              __ssub8(static_cast<int8x4_t>(word), static_cast<int8x4_t>(m));
+              m = __sel(word, m);
+            }
+          }
+          memcpy(out + o + c0, &m, 4);
+        }
+        for (; c0 < c.ic; ++c0) {
+          int8_t m = -128;
+          for (int32_t yy = ya; yy < yb; ++yy) {
+            for (int32_t xx = xa; xx < xb; ++xx) {
+              const int8_t v = image[(static_cast<size_t>(yy) * c.iw + xx) * c.ic + c0];
+              m = v > m ? v : m;
+            }
+          }
+          out[o + c0] = m;
+        }
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 TOSA_CPU_FALLBACK Error avg_pool2d(const OpArgs& op, bool run) {
@@ -924,6 +1027,12 @@ TOSA_CPU_FALLBACK Error avg_pool2d(const OpArgs& op, bool run) {
 #if defined(TOSA_CPU_MVE)
   if (in.dtype == DType::kInt8) {
     avg_pool_mve(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data), izp,
+                 ozp);
+    return Error::kOk;
+  }
+#elif defined(TOSA_CPU_DSP)
+  if (in.dtype == DType::kInt8 && c.kh * c.kw <= 256) {
+    avg_pool_dsp(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data), izp,
                  ozp);
     return Error::kOk;
   }
@@ -972,6 +1081,11 @@ TOSA_CPU_FOR_SIZE Error max_pool2d(const OpArgs& op, bool run) {
 #if defined(TOSA_CPU_NEON)
   if (in.dtype == DType::kInt8) {
     max_pool_neon(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data));
+    return Error::kOk;
+  }
+#elif defined(TOSA_CPU_DSP)
+  if (in.dtype == DType::kInt8) {
+    max_pool_dsp(c, static_cast<const int8_t*>(in.data), static_cast<int8_t*>(out.data));
     return Error::kOk;
   }
 #endif
