@@ -55,7 +55,7 @@ def edge_values(in_dtype: str, shifts: np.ndarray, izp: int, rows_random: int, s
 
 def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, ozp: int,
                   shifts: tuple[int, int], in_range: bool, per_channel: bool = True,
-                  seed: int = 0) -> Graph:
+                  rows_random: int = 12, seed: int = 0) -> Graph:
     """RESCALE of a (rows, channels) tensor. Per channel: every shift of ``shifts`` with each
     of MULTIPLIERS, plus one more channel (a partial vector of 4 lanes); per tensor: the shift
     ``shifts[0]`` and a random multiplier over an odd number of elements."""
@@ -66,7 +66,7 @@ def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, o
         multipliers = np.concatenate(
             [np.full(len(span), m) if m is not None else rng.integers(1, 2**31, size=len(span))
              for m in MULTIPLIERS] + [[2**31 - 1]])
-        values = edge_values(in_dtype, shift, izp, 12, seed, in_range)
+        values = edge_values(in_dtype, shift, izp, rows_random, seed, in_range)
     else:
         shift = np.array([shifts[0]])
         multipliers = rng.integers(1, 2**31, size=1)
@@ -82,10 +82,10 @@ def rescale_graph(in_dtype: str, out_dtype: str, double_round: bool, izp: int, o
 
 
 # name: (in type, out type, double rounding, input zp, output zp, shifts, in the spec's range
-# (the reference model is the expected output), per channel). The vector path takes shifts
-# where value << ls fits for every value of the input type (int32: 32.., double 31..; int8
-# 10.., double 9..; int16 16.., double 15..); the others check the MVE build's dispatch to
-# the generic loop, over values outside the spec's range too.
+# (the reference model is the expected output), per channel[, random rows: 12]). The vector
+# path takes shifts where value << ls fits for every value of the input type (int32: 32..,
+# double 31..; int8 10.., double 9..; int16 16.., double 15..); the others check the MVE
+# build's dispatch to the generic loop, over values outside the spec's range too.
 CASES = {
     "i32_i8_single_vector": ("int32", "int8", False, 0, -7, (32, 62), True, True),
     "i32_i8_double_vector": ("int32", "int8", True, 0, 100, (31, 62), True, True),
@@ -103,6 +103,8 @@ CASES = {
     "i32_i8_tensor_shift40": ("int32", "int8", True, 0, -50, (40, 40), True, False),
     "i32_i8_tensor_shift32": ("int32", "int8", False, 0, 3, (32, 32), True, False),
     "i32_i8_tensor_shift20": ("int32", "int8", False, 0, 3, (20, 20), False, False),
+    # NEON per channel: rows in blocks of 32 (83 rows), 5 groups of 4 channels and a tail.
+    "i32_i8_double_83_rows": ("int32", "int8", True, 0, -5, (31, 34), True, True, 70),
 }
 
 
@@ -115,8 +117,8 @@ def cases(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("rescale_mve")
     cases = {}
     for seed, (name, case) in enumerate(CASES.items()):
-        *args, in_spec, per_channel = case
-        graph = rescale_graph(*args, in_spec, per_channel, seed=seed)
+        *args, in_spec, per_channel = case[:8]
+        graph = rescale_graph(*args, in_spec, per_channel, *case[8:], seed=seed)
         tosa = graph.write(folder / f"{name}.tosa")
         blob, info = encode(tosa)
         (value,) = graph.values.values()

@@ -238,35 +238,40 @@ bool rescale_neon(const Tensor& in, const Tensor& out, const int32_t* m, const i
   const int32x4_t zi = vdupq_n_s32(static_cast<int32_t>(izp));
   const int32x4_t zo = vdupq_n_s32(static_cast<int32_t>(ozp));
   // Per tensor: the tensor as one row of 4-lane vectors; per channel: 4 channels at a time
-  // down the rows.
+  // down blocks of 32 rows (the block stays in the data cache across the channel groups).
   const size_t count = channels == 1 ? in.elements / 4 : rows;
   const size_t stride = channels == 1 ? 4 : channels;
   const size_t groups = channels == 1 ? 1 : channels / 4;
-  for (size_t g = 0; g < groups; ++g) {
-    const size_t c0 = 4 * g;
-    int32x4_t sh, mult;
-    if (channels == 1) {
-      sh = vdupq_n_s32(s[0]);
-      mult = vdupq_n_s32(m[0]);
-    } else {
-      const int32_t s4[4] = {s[c0], s[c0 + 1], s[c0 + 2], s[c0 + 3]};
-      sh = vld1q_s32(s4);
-      mult = vld1q_s32(m + c0);
-    }
-    const int32x4_t ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(base), sh), vdupq_n_s32(0));
-    const int32x4_t nrs =
-        vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
-    const int32x4_t dmask = double_round ? vreinterpretq_s32_u32(vcgtq_s32(sh, vdupq_n_s32(31)))
-                                         : vdupq_n_s32(0);
-    const In* xi = x + c0;
-    Out* yi = y + c0;
-    for (size_t i = 0; i < count; ++i, xi += stride, yi += stride) {
-      const int32x4_t v = vsubq_s32(neon_load4(xi), zi);
-      const int32x4_t a = vshlq_s32(v, ls);
-      int32x4_t t = double_round
-                        ? vaddq_s32(vqrdmulhq_s32(a, mult), vandq_s32(vshrq_n_s32(v, 31), dmask))
-                        : vqdmulhq_s32(a, mult);
-      neon_store4(yi, vqaddq_s32(vrshlq_s32(t, nrs), zo));
+  const size_t block = channels == 1 ? count : 32;
+  for (size_t r0 = 0; r0 < count; r0 += block) {
+    const size_t r1 = r0 + block < count ? r0 + block : count;
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t c0 = 4 * g;
+      int32x4_t sh, mult;
+      if (channels == 1) {
+        sh = vdupq_n_s32(s[0]);
+        mult = vdupq_n_s32(m[0]);
+      } else {
+        const int32_t s4[4] = {s[c0], s[c0 + 1], s[c0 + 2], s[c0 + 3]};
+        sh = vld1q_s32(s4);
+        mult = vld1q_s32(m + c0);
+      }
+      const int32x4_t ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(base), sh), vdupq_n_s32(0));
+      const int32x4_t nrs =
+          vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
+      const int32x4_t dmask =
+          double_round ? vreinterpretq_s32_u32(vcgtq_s32(sh, vdupq_n_s32(31))) : vdupq_n_s32(0);
+      const In* xi = x + c0 + r0 * stride;
+      Out* yi = y + c0 + r0 * stride;
+      for (size_t i = r0; i < r1; ++i, xi += stride, yi += stride) {
+        const int32x4_t v = vsubq_s32(neon_load4(xi), zi);
+        const int32x4_t a = vshlq_s32(v, ls);
+        const int32x4_t t =
+            double_round
+                ? vaddq_s32(vqrdmulhq_s32(a, mult), vandq_s32(vshrq_n_s32(v, 31), dmask))
+                : vqdmulhq_s32(a, mult);
+        neon_store4(yi, vqaddq_s32(vrshlq_s32(t, nrs), zo));
+      }
     }
   }
   // What the vectors left: the last elements (per tensor) or channels (per channel).
