@@ -92,6 +92,7 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
         timeout.configure(get_var("timeout", None))
         build = build.resolve()
         build.mkdir(parents=True, exist_ok=True)
+        stats.keep_digests_in(build)
         if needs_lock(sys.argv):
             lock_build_folder(build)
             sweep_work(build)

@@ -77,3 +77,48 @@ def test_uptodate_checks_give_doit_their_real_signature():
         inspect.signature(config_changed({"a": 1})).parameters) == ["task", "values"]
     for check in (outputs_unchanged, loaded_unchanged):
         assert list(inspect.signature(check).parameters) == ["task", "values"]
+
+
+def _fresh_build_process(build: Path) -> None:
+    """What a new doit process starts with: nothing kept, the digests read from ``build``."""
+    stats.forget()
+    stats._used.clear()
+    stats._hashed.clear()
+    stats.keep_digests_in(build)
+
+
+def test_a_touched_file_dep_is_hashed_once_not_on_every_build(tmp_path, monkeypatch):
+    """Stand-in (a counting ``get_file_md5``) only to count the hashes doit's checker makes."""
+    hashed = []
+    real = stats.dependency.get_file_md5
+    monkeypatch.setattr(stats.dependency, "get_file_md5", lambda p: hashed.append(p) or real(p))
+    monkeypatch.setattr(stats.atexit, "register", lambda f: None)
+    path = tmp_path / "dep"
+    path.write_bytes(b"same bytes")
+    checker = stats.MD5Checker()
+    _fresh_build_process(tmp_path)
+    state = checker.get_state(str(path), None)  # saved by the task's last run
+    os.utime(path, ns=(10**18, 10**18))  # a touch: the time moved, the bytes did not
+    assert not checker.check_modified(str(path), checker.info(str(path)), state)
+    assert len(hashed) == 2  # get_state's hash, then the touched file's
+    stats._save()
+    for _ in range(3):  # later no-op builds: the digest is read back, the file not hashed
+        _fresh_build_process(tmp_path)
+        assert not checker.check_modified(str(path), checker.info(str(path)), state)
+    assert len(hashed) == 2
+    before = path.stat()
+    path.write_bytes(b"SAME BYTES")  # same size, time set back: the change time still moved
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _fresh_build_process(tmp_path)
+    assert checker.check_modified(str(path), checker.info(str(path)), state)
+    assert len(hashed) == 3
+
+
+def test_an_unreadable_digest_file_means_hashing_again(tmp_path):
+    path = tmp_path / "dep"
+    path.write_bytes(b"x")
+    (tmp_path / stats.DIGEST_FILE).write_text("[[1, 2")
+    _fresh_build_process(tmp_path)
+    checker = stats.MD5Checker()
+    assert stats.digest(str(path), checker.info(str(path))) == \
+        stats.dependency.get_file_md5(str(path))
