@@ -6,8 +6,8 @@ every command until the file is removed by hand. Before a build, the file is che
 is moved aside with one line saying so, and doit starts new records. Nothing is lost but the
 records: every task then checks its outputs against the store, which restores them.
 
-Decoding every record costs ~90 ms once a project has hundreds of targets (issue 13), and a
-no-op build does not write the file. So a file that passed the check is stamped
+Decoding every record costs ~90 ms once a project has hundreds of targets (issue 13). So a
+file that passed the check, and the file a build that started from it leaves, are stamped
 (``<db>.checked``: size, modification and change times in ns, inode and device of the file
 and of sqlite's side files); while all of them match, the check is skipped. Any write to the
 file, a copy over it, a truncation, a ``touch`` or a replacement moves its change time (which
@@ -16,6 +16,7 @@ no program can set back), so the next build checks it in full again.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
@@ -90,16 +91,30 @@ def _remember(path: Path, stamp: list) -> None:
         temporary.unlink(missing_ok=True)
 
 
+_AT_EXIT: set[str] = set()
+
+
+def _remember_at_exit(path: Path) -> None:
+    """Stamp the database again when this build ends: doit writes its records on every build
+    (its group tasks count as run), through sqlite's transactions, in this process and under
+    the build folder's lock; what a killed build leaves is not stamped, so checked again."""
+    if str(path) not in _AT_EXIT:
+        _AT_EXIT.add(str(path))
+        atexit.register(lambda: _remember(path, _stamp(path)))
+
+
 def repair(path: Path) -> Path | None:
     """Move a damaged doit database aside (one line on stderr); return where it went.
 
     A database whose stamp matches the one of its last passed check is not read again."""
     stamp = _stamp(path)
     if stamp[0] is not None and _checked_before(path, stamp):
+        _remember_at_exit(path)
         return None
     why = damage(path)
     if why is None:
         _remember(path, stamp)
+        _remember_at_exit(path)
         return None
     Path(f"{path}{STAMP_SUFFIX}").unlink(missing_ok=True)
     dest = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")

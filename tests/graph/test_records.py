@@ -103,3 +103,25 @@ def test_an_unchanged_checked_database_is_not_decoded_again(tmp_path, monkeypatc
     Path(f"{path}{STAMP_SUFFIX}").write_text("not json")  # a damaged stamp: checked again
     assert repair(path) is None
     assert len(calls) == 4
+
+
+def test_what_a_build_writes_is_stamped_when_it_ends_and_damage_after_is_seen(tmp_path,
+                                                                              monkeypatch):
+    """A build process checks the records, writes them as doit does, and exits: the next
+    build does not decode them again, but still sees damage done after it ended."""
+    import subprocess
+    import sys
+
+    path = _healthy(tmp_path / ".doit.db")
+    build = (f"import sqlite3; from pathlib import Path; from pipeline.graph.records import "
+             f"repair; assert repair(Path({str(path)!r})) is None; "
+             f"c = sqlite3.connect({str(path)!r}); "
+             "c.execute(\"insert or replace into doit values ('build', '{}')\"); c.commit()")
+    subprocess.run([sys.executable, "-c", build], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    calls = []
+    real = records.damage
+    monkeypatch.setattr(records, "damage", lambda p: calls.append(p) or real(p))
+    assert repair(path) is None and calls == []
+    _torn_page(path)
+    assert repair(path) is not None and len(calls) == 1
