@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.errors import UserError
-from pipeline.graph import plan_cache, records, timeout
+from pipeline.graph import plan_cache, records, stats, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
@@ -40,6 +40,7 @@ class Project:
             "backend": "sqlite3",  # the same on every machine, unlike dbm's flavours
             "dep_file": str(self.build / DEP_FILE),
             "verbosity": 2,
+            "check_file_uptodate": stats.MD5Checker,  # each file stat'ed once (stats.py)
         }
 
     def target_configs(self) -> dict[str, dict]:
@@ -91,6 +92,7 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
         timeout.configure(get_var("timeout", None))
         build = build.resolve()
         build.mkdir(parents=True, exist_ok=True)
+        stats.keep_digests_in(build)
         if needs_lock(sys.argv):
             lock_build_folder(build)
             sweep_work(build)
