@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,26 +138,58 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
 
 
 def report_task(build: Path, names: list[str], selected: list[str]) -> dict:
-    """``build:report.html``: the build's report for people, from the targets' report.json."""
+    """``build:report.html``: the build's report for people, from the targets' report.json.
+
+    It runs after the selected targets' tasks and again only when a report.json it reads
+    changed (``ReportsUnchanged``): not a file_dep, whose list would follow the selection, so
+    ``target=a`` after a build of every target would rewrite the page though nothing changed."""
     html = build / REPORT_HTML
     return {
         "name": REPORT_HTML,
         "doc": "write build/report.html: every built target's figures, plotted",
         "actions": [(_write_html, [html, build, names])],
-        "file_dep": [str(build / t / "report.json") for t in selected],
+        "task_dep": [f"build:{t}" for t in selected],
         "targets": [str(html)],
-        "uptodate": [outputs_unchanged],
+        "uptodate": [ReportsUnchanged(build, names), outputs_unchanged],
         "clean": True,
         "verbosity": 2,
     }
+
+
+def _report_states(build: Path, names: list[str]) -> dict:
+    """Size and modification time of each target's report.json that exists (written
+    atomically: a rewrite moves the time)."""
+    states = {}
+    for name in names:
+        try:
+            found = os.stat(build / name / "report.json")
+        except OSError:
+            continue
+        states[name] = [found.st_size, found.st_mtime_ns]
+    return states
+
+
+class ReportsUnchanged:
+    """doit ``uptodate`` check: the report.json files the page was written from are as they
+    were (the action saves their states among its values)."""
+
+    def __init__(self, build: Path, names: list[str]):
+        self.build, self.names = build, names
+
+    def __call__(self, task, values) -> bool:
+        return values.get(REPORTS_KEY) == _report_states(self.build, self.names)
+
+
+REPORTS_KEY = "reports"
 
 
 def _write_html(html: Path, build: Path, names: list[str]) -> dict:
     """doit action of ``build:report.html`` (matplotlib is imported only here)."""
     from pipeline.graph.report_html import write_report
 
+    states = _report_states(build, names)
     write_report(build, names, html)
-    return record([html])
+    return {**record([html]), REPORTS_KEY: states}
 
 
 def _write_target(files: list[Path], *args) -> dict:

@@ -112,7 +112,16 @@ def test_progress_shows_on_a_terminal_only(tmp_path):
     with open(follower, "w", closefd=True) as terminal:
         with ticking("vela:net", terminal, delay=0.1, every=0.1):
             time.sleep(0.5)
-    shown = os.read(leader, 4096).decode()
+    chunks = []
+    while True:  # one read may return part of it: read to the end (EIO once it is closed)
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    shown = b"".join(chunks).decode()
     os.close(leader)
     assert "vela:net: running 0s" in shown and shown.endswith("\r\x1b[K")
     quiet = tmp_path / "log"
