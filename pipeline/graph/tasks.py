@@ -9,7 +9,7 @@ from pathlib import Path
 
 from doit.tools import config_changed
 
-from pipeline.cache.key import TOOL_PACKAGES, tool_versions
+from pipeline.cache.key import TOOL_PACKAGES, file_digest, tool_versions
 from pipeline.graph.actions import run_stage
 from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
 from pipeline.graph.plan import STAGE_PACKAGES, Invocation, Plan, code_files
@@ -157,27 +157,47 @@ def report_task(build: Path, names: list[str], selected: list[str]) -> dict:
 
 
 def _report_states(build: Path, names: list[str]) -> dict:
-    """Size and modification time of each target's report.json that exists (written
-    atomically: a rewrite moves the time)."""
+    """Size, modification time and sha256 of each target's report.json that exists."""
     states = {}
     for name in names:
+        path = build / name / "report.json"
         try:
-            found = os.stat(build / name / "report.json")
+            found = os.stat(path)
         except OSError:
             continue
-        states[name] = [found.st_size, found.st_mtime_ns]
+        states[name] = [found.st_size, found.st_mtime_ns, file_digest(path)]
     return states
 
 
 class ReportsUnchanged:
-    """doit ``uptodate`` check: the report.json files the page was written from are as they
-    were (the action saves their states among its values)."""
+    """doit ``uptodate`` check: the report.json files the page was written from hold the same
+    bytes (the action saves their states among its values). A stat per target on a no-op
+    build; a file whose time moved but whose bytes did not (a ``touch``) is hashed, and is
+    not a change."""
 
     def __init__(self, build: Path, names: list[str]):
         self.build, self.names = build, names
 
     def __call__(self, task, values) -> bool:
-        return values.get(REPORTS_KEY) == _report_states(self.build, self.names)
+        saved = values.get(REPORTS_KEY)
+        if not isinstance(saved, dict):
+            return False
+        present = set()
+        for name in self.names:
+            path = self.build / name / "report.json"
+            try:
+                found = os.stat(path)
+            except OSError:
+                continue
+            present.add(name)
+            entry = saved.get(name)
+            if not entry:
+                return False
+            size, mtime_ns, digest = entry
+            if found.st_size != size or (found.st_mtime_ns != mtime_ns
+                                         and file_digest(path) != digest):
+                return False
+        return present == set(saved)
 
 
 REPORTS_KEY = "reports"
