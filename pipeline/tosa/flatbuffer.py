@@ -166,6 +166,25 @@ def read_block(path: Path) -> Block:
     return Block(tensors, operators, names, outputs)
 
 
+def set_main_block_strings(data: bytearray, field: int, names: list[str]) -> None:
+    """Point the main block's vector-of-strings ``field`` (its inputs or outputs) at a new
+    vector of ``names`` appended at the end of ``data``: offsets point forward, so new data
+    goes after everything that refers to it, and the rest stays byte for byte."""
+    tab = TosaGraph.GetRootAs(bytes(data), 0).Regions(0).Blocks(0)._tab
+    position = tab.Pos + tab.Offset(field)
+    data += bytes(-len(data) % 4)
+    vector = len(data)
+    data += struct.pack(f"<{len(names) + 1}I", len(names), *[0] * len(names))
+    for i, name in enumerate(names):
+        data += bytes(-len(data) % 4)
+        slot = vector + 4 + 4 * i
+        struct.pack_into("<I", data, slot, len(data) - slot)
+        encoded = name.encode()
+        data += struct.pack("<I", len(encoded)) + encoded + b"\0"
+    data += bytes(-len(data) % 4)
+    struct.pack_into("<I", data, position, vector - position)
+
+
 def with_outputs(path: Path, names: list[str]) -> bytes:
     """The flatbuffer of ``path`` with ``names`` (intermediate tensors) also graph outputs, so
     the reference model writes them.
@@ -180,17 +199,5 @@ def with_outputs(path: Path, names: list[str]) -> bytes:
     if not field:
         raise ValueError(f"{path}: the main block must have an outputs vector; got none")
     current = [block.Outputs(i).decode() for i in range(block.OutputsLength())]
-    strings = current + [n for n in names if n not in current]
-    data += bytes(-len(data) % 4)
-    vector = len(data)
-    data += struct.pack(f"<{len(strings) + 1}I", len(strings), *[0] * len(strings))
-    for i, name in enumerate(strings):
-        data += bytes(-len(data) % 4)
-        slot = vector + 4 + 4 * i
-        struct.pack_into("<I", data, slot, len(data) - slot)
-        encoded = name.encode()
-        data += struct.pack("<I", len(encoded)) + encoded + b"\0"
-    data += bytes(-len(data) % 4)
-    position = block._tab.Pos + field
-    struct.pack_into("<I", data, position, vector - position)
+    set_main_block_strings(data, _OUTPUTS_FIELD, current + [n for n in names if n not in current])
     return bytes(data)

@@ -117,24 +117,6 @@ def _shrink(data: bytearray, field: int, keep: list[int]) -> None:
         struct.pack_into("<I", data, vector + 4 * j, target - (vector + 4 * j))
 
 
-def _set_strings(data: bytearray, field: int, names: list[str]) -> None:
-    """Point a vector-of-strings field at a new vector appended at the end (offsets point
-    forward, so new data goes after everything that refers to it)."""
-    tab = TosaGraph.GetRootAs(bytes(data), 0).Regions(0).Blocks(0)._tab
-    position = tab.Pos + tab.Offset(field)
-    data += bytes(-len(data) % 4)
-    vector = len(data)
-    data += struct.pack(f"<{len(names) + 1}I", len(names), *[0] * len(names))
-    for i, name in enumerate(names):
-        data += bytes(-len(data) % 4)
-        slot = vector + 4 + 4 * i
-        struct.pack_into("<I", data, slot, len(data) - slot)
-        encoded = name.encode()
-        data += struct.pack("<I", len(encoded)) + encoded + b"\0"
-    data += bytes(-len(data) % 4)
-    struct.pack_into("<I", data, position, vector - position)
-
-
 def subgraph(tosa: Path, segment: Segment) -> bytes:
     """The flatbuffer of one segment: its operators, the constant operators whose outputs
     they read, the tensors those use, and the segment's inputs and outputs."""
@@ -156,6 +138,6 @@ def subgraph(tosa: Path, segment: Segment) -> bytes:
     _shrink(data, _TENSORS, keep_tensors)
     if names.ShapesLength():
         _shrink(data, _SHAPES, keep_shapes)
-    _set_strings(data, _INPUTS, list(segment.inputs))
-    _set_strings(data, _OUTPUTS, list(segment.outputs))
+    flatbuffer.set_main_block_strings(data, _INPUTS, list(segment.inputs))
+    flatbuffer.set_main_block_strings(data, _OUTPUTS, list(segment.outputs))
     return bytes(data)
