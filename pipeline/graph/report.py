@@ -208,7 +208,9 @@ def summary_line(target: str, model: str, entry: dict) -> str:
     if entry.get("mixed"):
         text += f"; {_mixed_text(entry['mixed'])}, artifact {entry['artifact_bytes']} B"
         check = entry.get("mixed_verify")
-        if check:
+        if check and not check.get("segments"):
+            text += "; no CPU segment (every operator on the NPU)"
+        elif check:
             emulated = check["qemu_cpu"] + (f" for {check['cpu']}" if check["substitute"] else "")
             text += (f"; CPU segments under QEMU {check['qemu']} ({emulated}): "
                      f"{'bit-exact' if check['passed'] else 'FAIL'}")
