@@ -13,7 +13,8 @@ DOIT_CONFIG = PROJECT.doit_config()
 
 
 def _stage(stage):
-    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage, PROJECT.remote)
+    return tasks.stage_tasks(PROJECT.plan, PROJECT.store, stage, PROJECT.remote,
+                             PROJECT.selected)
 
 
 def task_export():

@@ -143,21 +143,38 @@ def stage_tools(inv: Invocation) -> dict[str, str]:
     return tools
 
 
-def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=None):
-    """doit action: restore ``inv``'s outputs from the store (else from the remote, when
-    ``remote_config`` names one) or compute and store them (and upload, in write mode)."""
-    from doit.exceptions import TaskFailed
-
-    where = where or inv.task
-    started = time.perf_counter()
-    store = Store(Path(store_root))
-    remote = open_remote(remote_config)  # the client itself is made on the first miss
+def _keys(inv: Invocation, store: Store, remote: Remote | None):
+    """``inv``'s key and record, with what goes into them: (key, record, loaded files, first
+    key, first record, base folder of the loaded files)."""
     code = tree_digest(code_files(inv.stage), root=PIPELINE_DIR)
     first_key, first_record = stage_key(inv.stage, code, inv.inputs, inv.options, stage_tools(inv))
     # What the stage loaded last time (run-time imports of the model) is part of the key too.
     base = Path(inv.params["source"]).resolve().parent if "source" in inv.params else None
     loaded = loaded_files.decode(_read_index(store, remote, first_key), base)
     key, record = loaded_files.loaded_key(first_key, first_record, loaded, base)
+    return key, record, loaded, first_key, first_record, base
+
+
+def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=None,
+              peers: list | None = None):
+    """doit action: restore ``inv``'s outputs from the store (else from the remote, when
+    ``remote_config`` names one) or compute and store them (and upload, in write mode).
+    ``peers``: (invocation, where) of the stage's other tasks in the build, for the stages
+    whose tasks run side by side (``alongside.py``)."""
+    from doit.exceptions import TaskFailed
+
+    where = where or inv.task
+    started = time.perf_counter()
+    store = Store(Path(store_root))
+    remote = open_remote(remote_config)  # the client itself is made on the first miss
+    if peers:
+        from pipeline.graph.alongside import run_alongside
+        try:
+            run_alongside(inv, peers, store_root, remote_config,
+                          pending=lambda p: not store.has(_keys(p, store, None)[0]))
+        except UserError as exc:
+            return TaskFailed(str(exc))
+    key, record, loaded, first_key, first_record, base = _keys(inv, store, remote)
     names = {role: path.name for role, path in inv.outputs.items()}
     local = store.has(key)
     if (local or (remote and remote.fetch(store, key))) and \

@@ -44,17 +44,21 @@ class ConfigChanged(config_changed):
     __signature__ = inspect.signature(config_changed({}))
 
 
+# Stages whose tasks run side by side in a serial build (graph/alongside.py, imported only then).
+ALONGSIDE = ("vgf_check",)
 PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
                  "cpu_graph", "cpu_verify", "mixed", "mixed_verify")
 
 
-def stage_task(inv: Invocation, store: Path, where: str, remote=None) -> dict:
-    """The doit task of one stage invocation (``remote``: a RemoteConfig or None)."""
+def stage_task(inv: Invocation, store: Path, where: str, remote=None,
+               peers: list | None = None) -> dict:
+    """The doit task of one stage invocation (``remote``: a RemoteConfig or None; ``peers``:
+    the (invocation, where) of the tasks it may run side by side with, ``alongside.py``)."""
     return {
         "basename": inv.stage,
         "name": inv.name,
         "doc": STAGE_DOCS[inv.stage],
-        "actions": [(run_stage, [inv, str(store), where, remote])],
+        "actions": [(run_stage, [inv, str(store), where, remote, peers])],
         "file_dep": sorted({str(p) for p in inv.inputs.values()} |
                            {str(p) for p in code_files(inv.stage)}),
         "targets": [str(p) for p in inv.outputs.values()],
@@ -74,12 +78,23 @@ def _tools(stage: str) -> dict[str, str]:
     return tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(stage, ()))
 
 
-def stage_tasks(plan: Plan, store: Path, stage: str, remote=None) -> Iterator[dict]:
-    """The invocations of one stage as subtasks of a group (``doit list`` shows the group)."""
+def stage_tasks(plan: Plan, store: Path, stage: str, remote=None,
+                selected: list[str] | None = None) -> Iterator[dict]:
+    """The invocations of one stage as subtasks of a group (``doit list`` shows the group).
+    The run checks of the ``selected`` targets know each other, to run side by side."""
     yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
+    peers = _peers(plan, stage, selected) if stage in ALONGSIDE else None
     for inv in plan.invocations.values():
         if inv.stage == stage:
-            yield stage_task(inv, store, plan.where(inv.task), remote)
+            yield stage_task(inv, store, plan.where(inv.task), remote,
+                             peers if peers and len(peers) > 1 else None)
+
+
+def _peers(plan: Plan, stage: str, selected: list[str] | None) -> list[tuple[Invocation, str]]:
+    """(invocation, where) of ``stage``'s tasks that the selected targets need, in plan order."""
+    wanted = set(selected if selected is not None else plan.targets)
+    return [(inv, plan.where(inv.task)) for inv in plan.invocations.values()
+            if inv.stage == stage and wanted & set(plan.users.get(inv.task, ()))]
 
 
 def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],

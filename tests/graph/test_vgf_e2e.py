@@ -9,15 +9,19 @@ good the quantization is, only that the .vgf computes what the TOSA reference mo
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pipeline.errors import VerificationError
+from pipeline.cache.store import Store
+from pipeline.errors import UserError, VerificationError
+from pipeline.graph.alongside import jobs_allowed
 from pipeline.stages.vgf import tool
 from pipeline.stages.vgf_check import run_check
 from pipeline.stages.vulkan_env import vulkan_environment
@@ -145,8 +149,8 @@ def test_second_build_runs_nothing(project):
     assert executed(doit(project, "build", "target=vgf-fp,vgf-int8")) == []
 
 
-def test_a_vgf_computing_something_else_fails_the_run_check(project, tmp_path):
-    """The add graph with its ADD turned into a SUB, converted, run against the real add."""
+def _sub_for_add(project: Path, tmp_path: Path, bad: Path) -> None:
+    """``bad/model.vgf`` (+ scenario.json): the int8 add graph with its ADD made a SUB."""
     folder = project / "build" / "vgf-int8" / "add"
     (tmp_path / "empty.mlir").write_text("module {}\n")
     mlir = tmp_path / "add.mlir"
@@ -156,11 +160,17 @@ def test_a_vgf_computing_something_else_fails_the_run_check(project, tmp_path):
     text = mlir.read_text()
     assert "tosa.add " in text
     mlir.write_text(text.replace("tosa.add ", "tosa.sub "))
-    bad = tmp_path / "bad"
     bad.mkdir()
     subprocess.run([tool("model-converter"), "-i", str(mlir), "-o", str(bad / "model.vgf")],
                    check=True, capture_output=True)
     shutil.copyfile(folder / "scenario.json", bad / "scenario.json")
+
+
+def test_a_vgf_computing_something_else_fails_the_run_check(project, tmp_path):
+    """The add graph with its ADD turned into a SUB, converted, run against the real add."""
+    folder = project / "build" / "vgf-int8" / "add"
+    bad = tmp_path / "bad"
+    _sub_for_add(project, tmp_path, bad)
     test_inputs = project / "build" / ".stages" / "export" / "add" / "test_inputs.pt"
     with pytest.raises(VerificationError, match=r"^t/vgf_check: output 'add' \(output_0\) of "
                        r"the \.vgf must match the TOSA reference model's bit for bit \(INT "
@@ -171,3 +181,65 @@ def test_a_vgf_computing_something_else_fails_the_run_check(project, tmp_path):
                   where="t/vgf_check")
     assert not json.loads((tmp_path / "run_check.json").read_text())["passed"]
 
+
+
+@pytest.mark.skipif(jobs_allowed() < 2, reason="one core: the run checks run one at a time")
+def test_run_checks_of_a_serial_build_ran_side_by_side(project):
+    """doit's serial build: the first run check ran all eight side by side (alongside.py);
+    every other check's task then restored its entry from the store."""
+    for target in ("vgf-fp", "vgf-int8"):
+        log = (project / f"{target}.log").read_text()
+        jobs = min(jobs_allowed(), len(MODELS))
+        assert f"vgf_check: {len(MODELS)} of this build's {len(MODELS)} side by side, " \
+               f"{jobs} at a time" in log, log
+        assert re.search(r"vgf_check: 8 side by side in [0-9.]+s wall", log)
+        for model in MODELS:
+            built = re.findall(rf"^   vgf_check:{model}/\S+: built in [0-9.]+s", log, re.M)
+            restored = re.findall(rf"^   vgf_check:{model}/\S+: restored from store", log, re.M)
+            assert len(built) == 1 and len(restored) == 1, (model, log)
+
+
+def test_a_check_failing_side_by_side_is_reported_by_its_own_task(project, tmp_path,
+                                                                   monkeypatch):
+    """Two checks side by side, one of a .vgf computing SUB for ADD: the good one's entry is
+    stored, the bad one stores nothing, and its own run then fails naming the mismatch."""
+    from doit.exceptions import TaskFailed
+
+    from pipeline.config import load_config
+    from pipeline.graph import alongside
+    from pipeline.graph.actions import _keys, run_stage
+    from pipeline.graph.plan import make_plan
+
+    plan = make_plan(load_config(project / "targets.yaml"), project / "build")
+    checks = {b.model: b.vgf_check for b in plan.targets["vgf-int8"]}
+    bad = tmp_path / "bad"
+    _sub_for_add(project, tmp_path, bad)
+
+    def moved(inv, name, **inputs):  # the same check writing under tmp_path
+        return replace(inv, inputs={**inv.inputs, **inputs},
+                       outputs={r: tmp_path / name / p.name for r, p in inv.outputs.items()})
+
+    good_inv = moved(checks["cnn"], "cnn")
+    bad_inv = moved(checks["add"], "add", vgf=bad / "model.vgf", scenario=bad / "scenario.json")
+    store = Store(tmp_path / "store")
+    monkeypatch.setattr(alongside, "_ran", set())
+    monkeypatch.setenv(alongside.JOBS_ENV, "2")
+    alongside.run_alongside(good_inv, [(bad_inv, "t/vgf_check"), (good_inv, "t/vgf_check")],
+                            str(store.root), pending=lambda p: not store.has(
+                                _keys(p, store, None)[0]))
+    assert store.has(_keys(good_inv, store, None)[0])
+    assert not store.has(_keys(bad_inv, store, None)[0])
+    failed = run_stage(bad_inv, str(store.root), "t/vgf_check")
+    assert isinstance(failed, TaskFailed)
+    assert "of the .vgf must match the TOSA reference model's bit for bit" in str(failed)
+
+
+def test_check_jobs_must_be_a_whole_number(monkeypatch):
+    from pipeline.graph import alongside
+
+    monkeypatch.setenv(alongside.JOBS_ENV, "two")
+    with pytest.raises(UserError, match=r"^ETHOSU_PIPELINE_CHECK_JOBS must be a whole number "
+                       r">= 1 \(.*\); got 'two'$"):
+        alongside.jobs_allowed()
+    monkeypatch.setenv(alongside.JOBS_ENV, "1")
+    assert alongside.jobs_allowed() == 1

@@ -77,3 +77,21 @@ def test_target_task_writes_the_vgf_views(plan, tmp_path):
         assert str(folder / name) in task["targets"]
     check = plan.targets["vgf-fp"][0].vgf_check
     assert str(check.outputs["report"]) in task["file_dep"]
+
+
+def test_run_checks_know_their_peers_of_the_selected_targets_only(plan, tmp_path):
+    """The first run check of a serial build runs its peers side by side (alongside.py): the
+    checks the selected targets need, not every target's."""
+    def peer_lists(stage, selected):
+        tasks = stage_tasks(plan, tmp_path / "store", stage, None, selected)
+        return [t["actions"][0][1][4] for t in tasks if t["name"]]
+
+    every = {b.vgf_check.task for builds in plan.targets.values() for b in builds
+             if b.vgf_check is not None}
+    assert len(every) == 3  # vgf-int8, vgf-int8-debug (same lowering) and vgf-fp
+    assert all({p.task for p, _ in peers} == every for peers in peer_lists("vgf_check", None))
+    assert peer_lists("vgf_check", ["vgf-fp"]) == [None, None, None]  # alone: no peers
+    fp, int8 = (plan.targets[t][0].vgf_check.task for t in ("vgf-fp", "vgf-int8"))
+    peers = peer_lists("vgf_check", ["vgf-fp", "vgf-int8"])
+    assert all({p.task for p, _ in ps} == {fp, int8} for ps in peers)
+    assert all(ps is None for ps in peer_lists("vela", None))  # only run checks go side by side
