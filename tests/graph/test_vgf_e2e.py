@@ -54,6 +54,7 @@ TARGETS = "models:\n" + "".join(
 targets:
   vgf-fp: {{cpu: cortex-a55, tosa: TOSA-1.0+FP, quantization: none, vgf: {{}}}}
   vgf-int8: {{cpu: cortex-a55, vgf: {{}}}}
+  vgf-a16w8: {{cpu: cortex-a55, quantization: a16w8, vgf: {{}}, models: [add, transformer]}}
   u85-add: {{cpu: cortex-m85, npu: {{config: ethos-u85-256}}, models: [add]}}
 """
 INT_LOWER = "lower:add/int8/TOSA-1.0+INT+int16"
@@ -64,7 +65,7 @@ def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("vgf-project")
     shutil.copytree(ROOT / "models", root / "models")
     (root / "targets.yaml").write_text(TARGETS)
-    for target in ("vgf-fp", "vgf-int8"):
+    for target in ("vgf-fp", "vgf-int8", "vgf-a16w8"):
         proc = doit(root, "build", f"target={target}")
         (root / f"{target}.log").write_text(proc.stdout)
     return root
@@ -79,6 +80,19 @@ def test_int8_vgf_is_bit_exact_with_the_reference_model(project, model):
     check = report(project, "vgf-int8")["models"][model]["run_check"]
     assert check["passed"] and check["tolerance"] == "INT: bit-exact" and check["samples"] == 4
     for output in check["outputs"]:
+        assert output["exact_fraction"] == 1.0 and output["max_abs_diff"] == 0.0, output
+
+
+@pytest.mark.parametrize("model", ["add", "transformer"])
+def test_a16w8_vgf_is_bit_exact_with_the_reference_model(project, model):
+    """int16 activations (i48 accumulators, int16 TABLEs for the transformer's exp/rsqrt/erf)."""
+    entry = report(project, "vgf-a16w8")["models"][model]
+    check = entry["run_check"]
+    assert check["passed"] and check["tolerance"] == "INT: bit-exact" and check["samples"] == 4
+    assert {i["dtype"] for i in json.loads(Path(entry["vgf"]["scenario"]).with_name(
+        "vgf_io.json").read_text())["inputs"]} == {"int16"}
+    for output in check["outputs"]:
+        assert output["dtype"] == "int16"
         assert output["exact_fraction"] == 1.0 and output["max_abs_diff"] == 0.0, output
 
 
@@ -146,7 +160,7 @@ def doit_list(project: Path) -> list[str]:
 
 
 def test_second_build_runs_nothing(project):
-    assert executed(doit(project, "build", "target=vgf-fp,vgf-int8")) == []
+    assert executed(doit(project, "build", "target=vgf-fp,vgf-int8,vgf-a16w8")) == []
 
 
 def _sub_for_add(project: Path, tmp_path: Path, bad: Path) -> None:
