@@ -257,3 +257,16 @@ def test_check_jobs_must_be_a_whole_number(monkeypatch):
         alongside.jobs_allowed()
     monkeypatch.setenv(alongside.JOBS_ENV, "1")
     assert alongside.jobs_allowed() == 1
+
+
+def test_doit_parallel_build_runs_each_check_in_its_own_task(project, tmp_path):
+    """Under ``doit -n 2`` doit already runs tasks side by side: no check runs its peers."""
+    root = tmp_path / "p"
+    shutil.copytree(project / "models", root / "models")
+    (root / "targets.yaml").write_text(TARGETS.replace(
+        f"models: [{', '.join(MODELS)}]", "models: [add, cnn]"))
+    proc = doit(root, "-n", "2", "build", "target=vgf-int8")
+    assert "side by side" not in proc.stdout, proc.stdout
+    for model in ("add", "cnn"):
+        assert re.search(rf"^   vgf_check:{model}/\S+: built in [0-9.]+s", proc.stdout, re.M)
+        assert report(root, "vgf-int8")["models"][model]["run_check"]["passed"]
