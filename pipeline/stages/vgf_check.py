@@ -2,9 +2,10 @@
 model on the same ``.tosa`` and inputs - bit-exact for an INT graph, within ``FP_RTOL`` /
 ``FP_ATOL_SCALE`` for an FP graph. A mismatch fails the build, naming the output and figures.
 
-The ``.vgf`` runs in the ML SDK scenario runner's Python API (``vgf_runner.py``, one process
-per model: its pipelines are built once, then every input set is a dispatch) on Mesa's
-lavapipe with the ML emulation layer (``vulkan_env.py``). Imports torch inside the function.
+The ``.vgf`` runs in the ML SDK scenario runner's Python API (``vgf_runner.py --serve``: one
+process, reused by every run check of the build process; a model's pipelines are built once,
+then every input set is a dispatch) on Mesa's lavapipe with the ML emulation layer
+(``vulkan_env.py``). Imports torch inside the function.
 """
 
 from __future__ import annotations
@@ -90,27 +91,101 @@ def run_check(vgf: Path, scenario: Path, vgf_io: Path, tosa: Path, test_inputs: 
 
 
 def _run_vgf(scenario: Path, samples: list[list], where: str) -> dict:
-    """Every sample through the .vgf in one scenario-runner process; its outputs by name."""
+    """Every sample through the .vgf in the scenario-runner process; its outputs by name."""
     import numpy as np
 
     from pipeline.stages.vulkan_env import vulkan_environment
 
+    try:
+        env = vulkan_environment(layers_folder())
+    except UserError as exc:  # no driver: the one line, naming where
+        raise UserError(f"{where}: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="vgf-check-") as tmp:
-        try:
-            env = vulkan_environment(Path(tmp) / "layers")
-        except UserError as exc:  # no driver: the one line, naming where
-            raise UserError(f"{where}: {exc}") from None
         inputs, outputs = Path(tmp) / "inputs.npz", Path(tmp) / "outputs.npz"
         np.savez(inputs, **{f"s{s}_input_{i}": np.ascontiguousarray(a)
                             for s, arrays in enumerate(samples) for i, a in enumerate(arrays)})
-        command = [sys.executable, "-P", str(RUNNER), str(scenario), str(inputs), str(outputs)]
-        proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise StageError(where, f"the scenario runner must run the .vgf on lavapipe with the "
-                             f"ML emulation layer; it exited {proc.returncode}", command,
-                             proc.stderr or proc.stdout)
+        runner = _Runner.get(env)
+        try:
+            reply = runner.request({"scenario": str(scenario), "inputs": str(inputs),
+                                    "outputs": str(outputs), "work": tmp})
+        except BaseException:  # a time limit or Ctrl-C mid-request: the process goes too
+            _Runner.stop_current()
+            raise
+        if reply is None:
+            log = runner.log_tail()
+            _Runner.stop_current()
+            raise StageError(where, "the scenario runner must run the .vgf on lavapipe with the "
+                             "ML emulation layer; it ended without an answer", runner.command,
+                             log)
+        if "error" in reply:
+            raise StageError(where, "the scenario runner must run the .vgf on lavapipe with the "
+                             "ML emulation layer; it failed", runner.command, reply["error"])
         with np.load(outputs) as data:
             return {key: data[key] for key in data.files}
+
+
+def _vulkan_part(env: dict[str, str]) -> dict[str, str]:
+    """What of an environment the loader, the layers and lavapipe read (a change starts a new
+    runner): the Vulkan, Mesa, llvmpipe and emulation-layer variables and the library path."""
+    prefixes = ("VK_", "MESA_", "LP_", "GALLIVM_", "VMEL_", "LD_", "XDG_")
+    return {k: v for k, v in env.items() if k.startswith(prefixes) or k == "HOME"}
+
+
+def layers_folder() -> Path:
+    """Where the emulation layers' manifests live while a runner may use them: a folder of the
+    user's cache (the stage's own work area goes away with the stage, the runner stays)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "ethosu-pipeline" / "vulkan-layers"
+
+
+class _Runner:
+    """The ``vgf_runner.py --serve`` process of this Python process: started on the first run
+    check, reused by the next ones (the emulation layers it keeps loaded have rewritten and
+    compiled many of their shaders already), replaced when the environment changes, ended with
+    the process (the end of its stdin)."""
+
+    current: _Runner | None = None
+
+    def __init__(self, env: dict[str, str]):
+        self.env = env
+        self.command = [sys.executable, "-P", str(RUNNER), "--serve"]
+        self.log = tempfile.TemporaryFile()  # the libraries' messages (unlinked: no leftovers)
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, env=env, text=True)
+
+    @classmethod
+    def get(cls, env: dict[str, str]) -> _Runner:
+        # The stage's own scratch folder (TMPDIR) changes from check to check and goes away
+        # with the stage: the runner gets the system's, and scratch files in each request's.
+        env = {k: v for k, v in env.items() if k != "TMPDIR"}
+        current = cls.current
+        if current is None or _vulkan_part(current.env) != _vulkan_part(env) or \
+                current.proc.poll() is not None:
+            cls.stop_current()
+            cls.current = cls(env)
+        return cls.current
+
+    @classmethod
+    def stop_current(cls) -> None:
+        runner, cls.current = cls.current, None
+        if runner is not None:
+            runner.proc.kill()
+            runner.proc.wait()
+            runner.log.close()
+
+    def request(self, request: dict) -> dict | None:
+        """Send one request; its reply, or None when the process ended without one."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else None
+
+    def log_tail(self, size: int = 4000) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-size:]
 
 
 def _compare(entry: dict, references: list, results: list, fp: bool) -> dict:

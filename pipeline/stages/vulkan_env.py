@@ -95,7 +95,11 @@ def write_layer_manifests(deploy: Path, folder: Path) -> list[Path]:
                                f"VkLayer_{short}.json").read_text())
         manifest["layer"]["library_path"] = str(deploy / "lib" / f"libVkLayer_{short}.so")
         (folder / short).mkdir(parents=True, exist_ok=True)
-        (folder / short / f"VkLayer_{short}.json").write_text(json.dumps(manifest, indent=1))
+        path, text = folder / short / f"VkLayer_{short}.json", json.dumps(manifest, indent=1)
+        if not path.is_file() or path.read_text() != text:  # a runner may be reading it now
+            scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            scratch.write_text(text)
+            os.replace(scratch, path)
         folders.append(folder / short)
     return folders
 
