@@ -173,3 +173,44 @@ def test_layer_manifests_are_split_graph_first_with_absolute_libraries(tmp_path)
         library = Path(json.loads(manifest.read_text())["layer"]["library_path"])
         assert library.is_absolute() and library.is_file()
     assert "VK_ADD_LAYER_PATH" not in env and env["HOME"] == "/h"
+
+
+def test_run_checks_of_one_process_share_one_runner(converted, tmp_path, monkeypatch):
+    """The scenario runner is started once per build process and reused (it keeps the
+    emulation layers loaded); a change of the Vulkan environment, or a runner that died,
+    starts another; the outputs stay right throughout."""
+    from pipeline.stages.vgf_check import _Runner
+
+    def check(seed: int) -> int:
+        samples = _samples(2 + seed)
+        results = _run_vgf(converted["scenario"], samples, "t/vgf_check")
+        for s, (a, b) in enumerate(samples):
+            np.testing.assert_array_equal(results[f"s{s}_output_0"], a + b)
+        return _Runner.current.proc.pid
+
+    first = check(0)
+    assert check(1) == first
+    _Runner.current.proc.kill()
+    _Runner.current.proc.wait()
+    second = check(0)
+    assert second != first
+    monkeypatch.setenv("MESA_SHADER_CACHE_DIR", str(tmp_path / "shaders"))
+    third = check(1)
+    assert third != second and check(0) == third
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # a stage's scratch folder: not a change
+    assert check(1) == third
+
+
+def test_a_runner_error_fails_the_check_and_the_runner_goes_on(converted):
+    from pipeline.stages.vgf_check import _Runner
+
+    wrong = [[np.zeros((1, 4, 2, 2), np.float32), np.zeros(SHAPE, np.float32)]]  # NCHW for NHWC
+    with pytest.raises(StageError, match=r"^t/vgf_check: the scenario runner must run the \.vgf "
+                       r"on lavapipe with the ML emulation layer; it failed\n(.|\n)*"
+                       r"scenario runner: \w+: .*shape"):
+        _run_vgf(converted["scenario"], wrong, "t/vgf_check")
+    pid = _Runner.current.proc.pid
+    samples = _samples(1)
+    results = _run_vgf(converted["scenario"], samples, "t/vgf_check")
+    np.testing.assert_array_equal(results["s0_output_0"], samples[0][0] + samples[0][1])
+    assert _Runner.current.proc.pid == pid
