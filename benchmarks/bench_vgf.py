@@ -145,7 +145,7 @@ def main() -> int:
             totals["rest"] += rest
             print(f"{model:14} {figures['vgf_bytes'] / 1024:9.1f} "
                   f"{figures['convert_seconds']:7.2f}s | {check:5.1f}s "
-                  f"{timing['load_seconds']:5.2f}s {timing['first_run_seconds']:6.2f}s "
+                  f"{timing['load_seconds']:5.2f}s {timing.get('first_run_seconds', 0):6.2f}s "
                   f"{timing['reference_model_seconds']:4.2f}s | {rest:5.1f}s")
         share = totals["check"] / totals["rest"] if totals["rest"] else float("inf")
         print(f"{'total':14} {'':>9} {'':>8} | {totals['check']:5.1f}s {'':>6} {'':>7} "
