@@ -19,6 +19,7 @@ from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 
 _INT32_MAX = 2**31 - 1
+MAX_SUMMED = 65536
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,29 @@ class Reduction:
                 runs.append([p, p])
         return [(a, b) for a, b in runs]
 
-    def steps(self) -> list[tuple[int, int, int]]:
+    def steps(self, most: int | None = None) -> list[tuple[int, int, int]]:
         """``(before, reduced, after)`` element counts of each run, last run first: reducing
-        the runs in that order, each one's ``before`` still holds the runs not yet reduced."""
+        the runs in that order, each one's ``before`` still holds the runs not yet reduced.
+        ``most``: a run of several dims reducing more values is split, innermost dims first."""
         shape, steps = list(self.shape), []
-        for first, last in reversed(self.runs):
+        for first, last in reversed(self._split(most)):
             run = math.prod(shape[first : last + 1])
             steps.append((math.prod(shape[:first]), run, math.prod(shape[last + 1 :])))
             shape[first : last + 1] = [1] * (last + 1 - first)
         return steps
+
+    def _split(self, most: int | None) -> list[tuple[int, int]]:
+        runs = []
+        for first, last in self.runs:
+            parts = [[last, last]]
+            for p in range(last - 1, first - 1, -1):
+                grown = math.prod(self.shape[p : parts[-1][1] + 1])
+                if most is not None and grown > most:
+                    parts.append([p, p])
+                else:
+                    parts[-1][0] = p
+            runs.extend((a, b) for a, b in reversed(parts))
+        return runs
 
     @property
     def count(self) -> int:
@@ -118,7 +133,9 @@ def sum_runs(ctx: LoweringContext, node: fx.Node, r: Reduction) -> str:
     if x_q is not None and r.count * (x_q.qmax - x_q.qmin) > _INT32_MAX:
         raise ctx.unsupported(node, f"{r.count} {x_q.dtype} values", "a sum int32 holds")
     current = ctx.tensor(x)
-    for before, reduced, after in r.steps():
+    # Vela runs the first sum with its zero-point RESCALE as one CONV2D of at most
+    # MAX_SUMMED values on Ethos-U55/U65 (npu_constraints._u55_reduce_sum).
+    for before, reduced, after in r.steps(MAX_SUMMED):
         view, axis = sum_view(before, reduced, after)
         current = emit.reshape(ctx, node, current, view)
         if x_q is not None and ctx.graph.tensors[current].dtype != "int32":

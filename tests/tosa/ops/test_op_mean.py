@@ -68,14 +68,30 @@ def test_mean_over_dims_apart_in_the_layout_matches_torch(module, shape, dtype, 
     assert case.ops().count("RESCALE") == (0 if dtype == FP else 2)
 
 
+def test_a_sum_of_more_values_than_ethos_u55_sums_at_once_is_split():
+    """Vela sums at most 65536 values with a zero point on U55: 256 x 400 is two sums."""
+    from pipeline.tosa.reduction import MAX_SUMMED, Reduction
+
+    r = Reduction([1, 2], (1, 256, 400), keepdim=True)
+    assert r.steps(MAX_SUMMED) == [(256, 400, 1), (1, 256, 1)]
+    assert r.steps() == [(1, 102400, 1)]
+
+
 @pytest.mark.slow
 @pytest.mark.needs_vela
-@pytest.mark.parametrize("dtype", [INT8, A16W8])
-def test_mean_over_dims_apart_runs_on_the_npu(dtype, tmp_path):
-    """The reference's ``rand_12`` form (C and H of NHWC) compiles wholly for U55 and U85."""
+@pytest.mark.parametrize(
+    "shape, dtype",
+    [
+        pytest.param((1, 5, 7, 3), INT8, id="c_and_h_int8"),  # the reference's rand_12
+        pytest.param((1, 5, 7, 3), A16W8, id="c_and_h_a16w8"),
+        pytest.param((1, 256, 400), INT8, id="102400_values"),  # its randn_large_axis
+    ],
+)
+def test_mean_over_dims_apart_runs_on_the_npu(shape, dtype, tmp_path):
+    """Compiles wholly for U55 and U85."""
     from tests.tosa.lowering_cases import run_vela
 
-    case, report = run_case(Mean((1, 2), keepdim=True), [(1, 5, 7, 3)], tmp_path, dtype)
+    case, report = run_case(Mean((1, 2), keepdim=True), [shape], tmp_path, dtype)
     assert report["passed"]
     for variant, accelerator in (("u55", "ethos-u55-128"), ("u85", "ethos-u85-256")):
         figures = run_vela(case.variant(variant), accelerator, tmp_path / variant)
