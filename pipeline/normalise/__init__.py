@@ -38,6 +38,7 @@ from pipeline.normalise.rewrites import (
     drop_unused_indices,
     remove_noops,
     rewrite_batchnorms,
+    split_indices,
     unbatched_pools,
     write_out_addmms,
     written_out_addmms,
@@ -74,6 +75,7 @@ def normalise(program: ExportedProgram) -> ExportedProgram:
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
     remove_noops(gm)
+    split_indices(gm)  # max/min(x, dim)'s indices: argmax/argmin
     drop_unused_indices(gm)
     batch_unbatched_pools(gm)  # a (C, H, W) pool pools (1, C, H, W)
     write_out_addmms(gm, constant_values(program))  # addmm that is no linear layer

@@ -53,8 +53,11 @@ def _broadcasts_over_mask(node: fx.Node, position: int, mask: fx.Node) -> bool:
     after the mask's)."""
     x, values = node.args[0].meta["val"], node.args[2].meta["val"]
     rest = x.shape[position + mask.meta["val"].dim() :]
-    return values.dim() <= len(rest) and all(
-        v in (1, r) for v, r in zip(reversed(values.shape), reversed(rest))
+    shape = list(values.shape)
+    while len(shape) > len(rest) and shape[0] == 1:  # broadcast over the masked elements too
+        shape.pop(0)
+    return len(shape) <= len(rest) and all(
+        v in (1, r) for v, r in zip(reversed(shape), reversed(rest))
     )
 
 
@@ -122,8 +125,23 @@ def _as_adjacent(gm: fx.GraphModule, node: fx.Node, given: list[int]) -> None:
     gm.graph.erase_node(node)
 
 
+def _constant_masks(node: fx.Node, consts: dict) -> list[int]:
+    """Positions of the bool indices of an index/index_put call with several index tensors,
+    when every bool one is a constant (its ``nonzero()`` positions then pair with the others
+    as torch pairs them)."""
+    if node.op != "call_function" or str(node.target) not in (INDEX, INDEX_PUT):
+        return []
+    given = [(i, a) for i, a in enumerate(node.args[1]) if isinstance(a, fx.Node)]
+    masks = [(i, a) for i, a in given if a.meta["val"].dtype == torch.bool]
+    if len(given) < 2 or not masks or any(a.name not in consts for _, a in masks):
+        return []
+    return [i for i, _ in masks]
+
+
 def needs_rewrite(node: fx.Node, consts: dict) -> bool:
     if _same_value_as(node) is not None or _apart(node) is not None:
+        return True
+    if _constant_masks(node, consts):
         return True
     found = _bool_index(node)
     if found is None or (len(node.args) > 3 and node.args[3]):  # accumulate
@@ -173,6 +191,13 @@ def rewrite_indexing(program: ExportedProgram) -> int:
             node.replace_all_uses_with(same)
             gm.graph.erase_node(node)
             rewritten += 1
+            continue
+        masks = _constant_masks(node, consts)
+        if masks:
+            for position in reversed(masks):  # a k-dim mask becomes k index tensors
+                mask = node.args[1][position]
+                _as_positions(program, node, position, mask, consts[mask.name])
+            dynamic, rewritten = True, rewritten + 1
             continue
         given = _apart(node)
         if given is not None:

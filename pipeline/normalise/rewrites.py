@@ -93,6 +93,36 @@ FIRST_OUTPUT_FORMS = {
 }
 
 
+# Multi-output operators whose second output (the indices) has a single-output form: both
+# take the first of equal values, as torch's max/min over a dim do.
+INDEX_FORMS = {
+    "aten.max.dim": torch.ops.aten.argmax.default,
+    "aten.min.dim": torch.ops.aten.argmin.default,
+}
+
+
+def split_indices(gm: fx.GraphModule) -> int:
+    """``max(x, dim)[1]`` / ``min(x, dim)[1]`` -> ``argmax(x, dim, keepdim)`` / ``argmin``;
+    the values are then the only output read (``drop_unused_indices``). Returns how many."""
+    split = 0
+    for node in list(gm.graph.nodes):
+        form = INDEX_FORMS.get(str(node.target)) if node.op == "call_function" else None
+        users = [u for u in node.users if u.target is operator.getitem and u.args[1] == 1]
+        if form is None or not users:
+            continue
+        x, dim = node.args[:2]
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        with gm.graph.inserting_before(node):
+            found = gm.graph.call_function(form, (x, dim, keepdim))
+        found.meta.update({k: v for k, v in node.meta.items() if k != "val"})
+        found.meta["val"] = node.meta["val"][1]
+        for user in users:
+            user.replace_all_uses_with(found)
+            gm.graph.erase_node(user)
+        split += 1
+    return split
+
+
 def drop_unused_indices(gm: fx.GraphModule) -> int:
     """``op_with_indices(...)[0]`` with the indices unused -> the single-output op."""
     rewritten = 0

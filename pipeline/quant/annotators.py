@@ -54,6 +54,8 @@ SHARED = (
     "aten.index_select.default",
     "aten.gather.default",
     "aten.flip.default",
+    "aten.as_strided_copy.default",
+    "aten.as_strided.default",
     "aten.unfold.default",
     "aten.select_copy.int",
     "aten.expand.default",

@@ -57,13 +57,14 @@ def test_unknown_view_shares_its_input_qparams():
 
 
 def test_items_of_an_operator_with_several_outputs():
-    """max.dim moves values: its values share the input's qparams, its indices (int64) are
-    left as they are; var_mean computes: each item gets its own."""
+    """max.dim moves values: its values (amax after the normalisation) share the input's
+    qparams, its indices (argmax, int64) are left as they are; var_mean computes: each item
+    gets its own."""
     from torchao.quantization.pt2e.quantizer import QuantizationSpec, SharedQuantizationSpec
 
     gm = annotated(lambda m, x, y: (torch.max(x, 1), torch.var_mean(y, 1)), X, Y)
-    assert isinstance(annotation(gm, "aten.max.dim", 0).output_qspec, SharedQuantizationSpec)
-    assert annotation(gm, "aten.max.dim", 1) is None
+    assert isinstance(annotation(gm, "aten.amax.default").output_qspec, SharedQuantizationSpec)
+    assert annotation(gm, "aten.argmax.default").output_qspec is None  # its input quantized
     for index in (0, 1):
         assert type(annotation(gm, "aten.var_mean.correction", index).output_qspec) is (
             QuantizationSpec

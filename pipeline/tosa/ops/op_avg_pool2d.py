@@ -10,8 +10,11 @@ TOSA does not count) beyond the explicit one in either case.
 
 Adaptive pooling with output sizes that divide the input is one pool (kernel = stride =
 input / output, global pooling included). Otherwise torch's windows
-``[floor(i * in / out), ceil((i + 1) * in / out))`` differ in size, so each output cell is a
-global pool of its SLICE, joined by CONCATs: one rounding per output like torch's.
+``[floor(i * in / out), ceil((i + 1) * in / out))`` differ in size and may overlap (an output
+larger than the input), so every window is summed by one constant 0/1 matrix and divided by
+its own size in the RESCALE (``window_matrix.py``: one rounding per output like torch's; 6
+operators, and fewer NPU cycles than a pool per cell where measured). Past the matrix's
+weight bound, each output cell is a global pool of its SLICE, joined by CONCATs.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pipeline.tosa import emit
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.tosa.pooling import pair, pool_geometry
 from pipeline.tosa.registry import lowers
+from pipeline.tosa.window_matrix import MAX_WEIGHTS, window_average
 
 MAX_ADAPTIVE_CELLS = 64  # beyond this the SLICE/CONCAT decomposition gets too large
 
@@ -127,22 +131,22 @@ def _concat(ctx, node, parts: list[str], axis: int, out: str | None = None) -> s
 @lowers("aten.adaptive_avg_pool2d.default")
 def visit_adaptive_avg_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
     in_hw, out_hw = torch_shape(node.args[0])[2:], torch_shape(node)[2:]
-    pooled = None
+    rows, columns = (adaptive_windows(i, o) for i, o in zip(in_hw, out_hw))
     if not any(i % o for i, o in zip(in_hw, out_hw)):
         kernel = [i // o for i, o in zip(in_hw, out_hw)]
         pooled = _output(ctx, node)
         _pool(ctx, node, ctx.tensor(node.args[0]), in_hw, kernel, kernel, 0, pooled)
-    elif out_hw[0] * out_hw[1] > MAX_ADAPTIVE_CELLS:
+    elif math.prod(in_hw) * math.prod(out_hw) <= MAX_WEIGHTS:
+        window_average(ctx, node, rows, columns, ctx.define(node))
+        return
+    elif out_hw[0] * out_hw[1] <= MAX_ADAPTIVE_CELLS:
+        cells = [_concat(ctx, node, [_cell(ctx, node, wh, ww) for ww in columns], 2) for wh in rows]
+        pooled = _concat(ctx, node, cells, 1, _output(ctx, node))
+    else:
         raise ctx.unsupported(
             node,
             f"output {tuple(out_hw)} not dividing input {tuple(in_hw)}",
-            f"output sizes that divide the input, or at most {MAX_ADAPTIVE_CELLS} output cells",
+            f"output sizes that divide the input, at most {MAX_WEIGHTS} input x output pixels "
+            f"(a window matrix) or at most {MAX_ADAPTIVE_CELLS} output cells",
         )
-    else:
-        columns = adaptive_windows(in_hw[1], out_hw[1])
-        rows = [
-            _concat(ctx, node, [_cell(ctx, node, wh, ww) for ww in columns], 2)
-            for wh in adaptive_windows(in_hw[0], out_hw[0])
-        ]
-        pooled = _concat(ctx, node, rows, 1, _output(ctx, node))
     _finish(ctx, node, pooled)

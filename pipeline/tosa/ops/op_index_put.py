@@ -32,8 +32,19 @@ def _indexed(ctx: LoweringContext, node: fx.Node, indices) -> tuple[int, list[fx
     if positions != list(range(positions[0], positions[-1] + 1)):
         raise ctx.unsupported(node, "index tensors apart from each other", "adjacent ones")
     chosen = [indices[i] for i in positions]
+    if any(i.meta["val"].dtype == torch.bool for i in chosen) and len(chosen) > 1:
+        raise ctx.unsupported(
+            node, "a bool mask computed at run time beside other index tensors (torch pairs "
+            "its True positions with them: how many there are is data-dependent)",
+            "one run-time mask with values that broadcast over it, or constant masks",
+        )  # fmt: skip
     if any(i.meta["val"].dtype == torch.bool for i in chosen):
-        raise ctx.unsupported(node, "a bool index with values per element", "integer indices")
+        raise ctx.unsupported(
+            node, "a bool mask computed at run time and values per masked element (which "
+            "value goes where depends on how many elements are True: data-dependent)",
+            "values that broadcast over the masked elements (a number, a row), or a constant "
+            "mask (a buffer, a literal)",
+        )  # fmt: skip
     return positions[0], chosen
 
 

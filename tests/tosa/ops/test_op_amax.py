@@ -68,3 +68,34 @@ def test_amin_and_max_min_values_match_torch(module, shape, ops, dtype, tmp_path
     case, report = run_case(module, [shape], tmp_path, dtype)
     assert report["passed"]
     assert case.ops()[: len(ops)] == ops
+
+
+class ValuesAndIndices(nn.Module):
+    """``values, indices = torch.min(x, dim)`` with both read, the indices as int64 ids."""
+
+    def __init__(self, reduction, dim, keepdim=False):
+        super().__init__()
+        self.reduction, self.dim, self.keepdim = reduction, dim, keepdim
+
+    def forward(self, x):
+        values, indices = getattr(torch, self.reduction)(x, self.dim, keepdim=self.keepdim)
+        return values, indices + 1
+
+
+@pytest.mark.parametrize(
+    "module, shape",
+    [
+        pytest.param(ValuesAndIndices("min", 3), (1, 2, 2, 2), id="min_rank4_last"),
+        pytest.param(ValuesAndIndices("min", -2, True), (2, 5, 7), id="min_keepdim_negative"),
+        pytest.param(ValuesAndIndices("max", 1), (2, 6, 4), id="max_middle"),
+        pytest.param(ValuesAndIndices("min", 0), (9,), id="min_rank1"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
+def test_max_min_values_and_indices_match_torch(module, shape, dtype, tmp_path):
+    """Indices read too: the normalisation adds argmax / argmin beside amax / amin (ARGMAX of
+    the reversed codes for min: the first of equal values, as torch)."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    assert "ARGMAX" in case.ops()
+    assert ("REDUCE_MIN" if module.reduction == "min" else "REDUCE_MAX") in case.ops()

@@ -59,20 +59,48 @@ def test_padding_counted_in_the_average_pads_explicitly(module, shape, tmp_path)
     assert case.ops() == ["PAD", "AVG_POOL2D"]
 
 
-@pytest.mark.parametrize(
-    "out_size, shape",
-    [
-        pytest.param(3, (1, 4, 8, 8), id="8x8_to_3x3"),
-        pytest.param((2, 3), (1, 2, 5, 7), id="5x7_to_2x3"),
-        pytest.param((1, 3), (1, 2, 6, 5), id="rows_divide_cols_not"),
-    ],
-)
-def test_adaptive_not_dividing_pools_each_window(out_size, shape, tmp_path):
-    case, report = run_case(nn.AdaptiveAvgPool2d(out_size), [shape], tmp_path)
+NOT_DIVIDING = [
+    pytest.param(10, (1, 3, 7, 7), INT8, id="7x7_to_10x10_upscale"),
+    pytest.param(10, (1, 3, 7, 7), A16W8, id="7x7_to_10x10_upscale_a16w8"),
+    pytest.param(10, (1, 3, 7, 7), FP, id="7x7_to_10x10_upscale_fp"),
+    pytest.param(3, (1, 4, 8, 8), INT8, id="8x8_to_3x3"),
+    pytest.param((2, 3), (2, 2, 5, 7), A16W8, id="batch2_5x7_to_2x3"),
+    pytest.param((1, 3), (1, 2, 6, 5), INT8, id="rows_divide_cols_not"),
+    pytest.param((9, 4), (1, 2, 6, 6), INT8, id="rows_up_cols_down"),
+]
+
+
+@pytest.mark.parametrize("out_size, shape, dtype", NOT_DIVIDING)
+def test_adaptive_not_dividing_is_one_window_matrix(out_size, shape, dtype, tmp_path):
+    """Windows of several sizes, overlapping when upscaling: summed by one 0/1 CONV2D and
+    divided by their own sizes in one RESCALE."""
+    case, report = run_case(nn.AdaptiveAvgPool2d(out_size), [shape], tmp_path, dtype)
     assert report["passed"]
-    out_h, out_w = (out_size, out_size) if isinstance(out_size, int) else out_size
-    assert case.ops().count("AVG_POOL2D") == out_h * out_w
-    assert "CONCAT" in case.ops()
+    assert case.ops().count("CONV2D") == 1
+    assert "AVG_POOL2D" not in case.ops()
+    assert case.ops().count("RESCALE") == (0 if dtype == FP else 1)
+
+
+def test_adaptive_past_the_matrix_bound_pools_each_window(tmp_path):
+    """224x224 -> 3x7: a window matrix of 1.05M weights; a pool per cell instead."""
+    case, report = run_case(nn.AdaptiveAvgPool2d((3, 7)), [(1, 1, 224, 224)], tmp_path)
+    assert report["passed"]
+    assert case.ops().count("AVG_POOL2D") == 21
+    assert "CONV2D" not in case.ops()
+
+
+@pytest.mark.slow
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_adaptive_upscale_runs_on_the_npu(dtype, tmp_path):
+    """The reference's 7x7 -> 10x10 compiles wholly for U55 and U85."""
+    from tests.tosa.lowering_cases import run_vela
+
+    case, report = run_case(nn.AdaptiveAvgPool2d(10), [(1, 3, 7, 7)], tmp_path, dtype)
+    assert report["passed"]
+    for variant, accelerator in (("u55", "ethos-u55-128"), ("u85", "ethos-u85-256")):
+        figures = run_vela(case.variant(variant), accelerator, tmp_path / variant)
+        assert figures["npu_op_share"] == 1.0
 
 
 def test_adaptive_windows_match_torch():
@@ -87,14 +115,14 @@ def test_adaptive_windows_match_torch():
     [
         pytest.param(
             nn.AdaptiveAvgPool2d(9),
-            "output \\(9, 9\\) not dividing input \\(10, 10\\)",
+            "output \\(9, 9\\) not dividing input \\(120, 120\\)",
             id="adaptive_too_many_cells",
         ),
     ],
 )
 def test_avg_pool2d_unsupported_configurations(module, detail, tmp_path):
     with pytest.raises(UnsupportedOperatorError, match=detail):
-        run_case(module, [(1, 2, 10, 10)], tmp_path)
+        run_case(module, [(1, 1, 120, 120)], tmp_path)
 
 
 @pytest.mark.parametrize("module, shape", SHAPES)

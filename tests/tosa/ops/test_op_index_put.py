@@ -148,3 +148,60 @@ def test_accumulate_with_a_mask_is_named(tmp_path):
     fn = Fn(lambda m, x, mask, v: x.index_put((mask.bool(),), v, accumulate=True))
     with pytest.raises(UnsupportedOperatorError, match="accumulate=True"):
         run_case(fn, [(5, 3), booleans((5, 3), dtype=torch.int64), (1,)], tmp_path)
+
+
+def set_rows_of_mask_input(m, x, mask, v):
+    x = x.clone()
+    x[mask.bool()] = v  # one (1, 3, 4) block for every masked row: a where
+    return x
+
+
+def set_two_constant_masks(m, x, v):
+    x = x.clone()
+    rows, cols = torch.tensor([False, True, True]), torch.tensor([True, False, True, False])
+    x[rows, cols] = v  # torch pairs the k-th True of each: x[1, 0] and x[2, 2]
+    return x
+
+
+def set_constant_mask_and_ids(m, x, v):
+    x = x.clone()
+    x[torch.tensor([True, False, True]), torch.tensor([3, 1])] = v
+    return x
+
+
+MASKS = [
+    pytest.param(set_rows_of_mask_input, [(2, 3, 4), booleans((2,), dtype=torch.int64),
+                 (1, 3, 4)], "SELECT", id="mask_input_block_broadcast"),
+    pytest.param(set_two_constant_masks, [(3, 4, 5), (2, 5)], "SCATTER", id="two_constant_masks"),
+    pytest.param(set_constant_mask_and_ids, [(3, 4, 2), (2, 2)], "SCATTER",
+                 id="constant_mask_and_int_index"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn, shapes, op", MASKS)
+@pytest.mark.parametrize("dtype", [INT8, A16W8])
+def test_index_put_with_masks_matches_torch_exactly(fn, shapes, op, dtype, tmp_path):
+    """Values that broadcast over a run-time mask: a where; constant masks, alone or beside
+    integer indices: their True positions, paired as torch pairs them."""
+    case, report = run_case(Fn(fn), shapes, tmp_path, dtype)
+    assert report["passed"]
+    output = report["outputs"][0]
+    assert output.get("max_abs_diff_int", output.get("max_abs_diff")) == 0
+    assert op in case.ops()
+
+
+@pytest.mark.parametrize(
+    "fn, shapes, detail",
+    [
+        pytest.param(lambda m, x, mask, v: x.index_put((mask.bool(),), v),
+                     [(4, 3), lambda g: torch.tensor([1, 0, 1, 0]), (2, 3)],
+                     "values per masked element .*data-dependent", id="values_per_element"),
+        pytest.param(lambda m, x, a, b: x.index_put((a.bool(), b.bool()), torch.tensor(0.0)),
+                     [(2, 3, 4), lambda g: torch.tensor([0, 1]), lambda g: torch.tensor([1, 0, 0])],
+                     "beside other index tensors .*data-dependent", id="two_mask_inputs"),
+    ],
+)  # fmt: skip
+def test_index_put_with_a_run_time_mask_and_values_per_element_is_named(fn, shapes, detail,
+                                                                        tmp_path):
+    with pytest.raises(UnsupportedOperatorError, match=detail):
+        run_case(Fn(fn), shapes, tmp_path)

@@ -4,7 +4,6 @@ types."""
 import pytest
 from torch import nn
 
-from pipeline.errors import UnsupportedOperatorError
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -44,6 +43,18 @@ def test_sum_matches_torch(module, shape, dtype, tmp_path):
     assert "TRANSPOSE" not in case.ops()
 
 
-def test_sum_over_non_adjacent_dims_is_unsupported(tmp_path):
-    with pytest.raises(UnsupportedOperatorError, match="dims not adjacent"):
-        run_case(Sum((1, 2)), [(1, 4, 6, 6)], tmp_path)  # C and H: apart in NHWC
+APART = [
+    pytest.param(Sum((1, 2)), (1, 4, 6, 6), INT8, id="image_channels_height"),
+    pytest.param(Sum((0, -1), keepdim=True), (3, 4, 5), A16W8, id="rank3_negative_keepdim"),
+    pytest.param(Sum((1, 2)), (2, 3, 4, 5), FP, id="fp_image_channels_height"),
+]
+
+
+@pytest.mark.parametrize("module, shape, dtype", APART)
+def test_sum_over_dims_apart_in_the_layout_matches_torch(module, shape, dtype, tmp_path):
+    """One REDUCE_SUM per run of adjacent dims, the int32 sums rescaled once."""
+    case, report = run_case(module, [shape], tmp_path, dtype)
+    assert report["passed"]
+    ops = [o for o in case.ops() if o != "RESHAPE"]
+    sums = ["REDUCE_SUM", "REDUCE_SUM"]
+    assert ops == (sums if dtype == FP else ["RESCALE", *sums, "RESCALE"])
