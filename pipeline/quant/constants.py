@@ -2,12 +2,13 @@
 ``x * torch.arange(n)``, ``x + torch.scalar_tensor(2.0)``, a buffer, an integer constant made
 float by ``pipeline/normalise/promotion.py``).
 
-Its values are known when the program is quantized, so they need no observer: the qparams
-are computed from them. When every value lies on one grid that the integer type spans - the
-grid of their greatest common divisor (for ``eye``/``ones``/``arange``/small integers and
-dyadic fractions that is 1, 0.25, ...), 0 included - the constant is quantized exactly, in
-torch's q/dq graph and in the TOSA graph; otherwise its min/max (0 included, never clipped),
-within half a step.
+Its values are known when the program is quantized. When every value lies on one grid that
+the integer type spans - the grid of their greatest common divisor (for ``eye``, ``ones``,
+``full``, ``arange``, small integers, dyadic fractions: 1, 0.25, 4096...), 0 included - its
+qparams are computed, not observed, and the constant is quantized exactly, in torch's q/dq
+graph and in the TOSA graph (an observer's range rarely lands on that grid: ``arange(10)``
+at 9/255 per step is off by up to 0.018). Any other constant (learned embeddings, folded
+BatchNorm vectors) is observed as the scheme says: its error-minimising range.
 """
 
 from __future__ import annotations
@@ -70,30 +71,33 @@ def _affine(low: float, scale: float, spec: QuantizationSpec) -> tuple[float, in
     return scale, min(max(zero_point, spec.quant_min), spec.quant_max)
 
 
-def exact_spec(value: torch.Tensor, spec: QuantizationSpec) -> FixedQParamsQuantizationSpec:
-    """Fixed qparams of ``spec``'s type for the constant ``value``: exact when its values lie
-    on one grid the type spans, else its min/max with 0 included."""
-    finite = torch.nan_to_num(value.detach().double(), posinf=0.0, neginf=0.0)
-    low, high = min(float(finite.min()), 0.0), max(float(finite.max()), 0.0)
+def exact_spec(value: torch.Tensor, spec: QuantizationSpec):
+    """Fixed qparams of ``spec``'s type that represent the constant ``value`` exactly (torch's
+    quantize -> dequantize gives every value back), or None when its values lie on no grid
+    the type spans."""
+    if not bool(torch.isfinite(value).all()):
+        return None
+    values = value.detach().double()
+    low, high = min(float(values.min()), 0.0), max(float(values.max()), 0.0)
     symmetric = spec.qscheme in (torch.per_tensor_symmetric, torch.per_channel_symmetric)
     steps = min(-spec.quant_min, spec.quant_max) if symmetric else spec.quant_max - spec.quant_min
     span = max(-low, high) if symmetric else high - low
-    minmax = _affine(low, _f32(span / steps if span > 0 else 1.0), spec)
-    grid = _grid(finite, steps)
-    exact = None if grid is None or span / grid > steps else _affine(low, _f32(grid), spec)
-    if exact is not None and _is_exact(finite, *exact, spec):
-        scale, zero_point = exact
-    else:
-        scale, zero_point = minmax
+    grid = _grid(values, steps)
+    if grid is None or span / grid > steps:
+        return None
+    scale, zero_point = _affine(low, _f32(grid), spec)
+    if not _is_exact(values, scale, zero_point, spec):
+        return None
     return FixedQParamsQuantizationSpec(
         spec.dtype, scale, zero_point, spec.quant_min, spec.quant_max, spec.qscheme
     )
 
 
 def operand_spec(node, spec: QuantizationSpec):
-    """``spec`` for an operand computed at run time, the exact fixed qparams for a constant."""
+    """Exact fixed qparams for a constant operand that has them, else ``spec`` (observed)."""
     value = constant_value(node)
-    return spec if value is None else exact_spec(value, spec)
+    exact = None if value is None else exact_spec(value, spec)
+    return spec if exact is None else exact
 
 
 def integer_codes(source: torch.dtype, spec: QuantizationSpec):
