@@ -7,8 +7,8 @@ that reads it: the int32 value is RESCALEd by ``1 / scale`` onto the zero point,
 torch's ``quantize(float(x))`` (int8, and int16 under int16 activations, are their own
 codes: scale 1, no operator). A quantized float turned bool is ``x != 0``: its code compared
 with the zero point (a float with 0.0). A quantized float turned an integer is truncated
-toward zero as torch does: an int8 TABLE, or fixed point (``rounding.py``). An unquantized
-float (FP profile) to an integer is not lowered.
+toward zero as torch does: an int8 TABLE, or fixed point (``rounding.py``); an unquantized
+float (FP profile) by FLOOR/CEIL and a CAST.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa import emit, fp_math
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.elementwise import scalar_const
+from pipeline.tosa.fp_emit import _Float
 from pipeline.tosa.quant_math import DTYPE_RANGES, QParams
 from pipeline.tosa.registry import lowers
 from pipeline.tosa.rounding import CODES, Step, emit_step
@@ -86,6 +87,18 @@ def _to_integer(ctx: LoweringContext, node: fx.Node, x_q: QParams, source: str, 
         emit.cast(ctx, node, out, want, out=ctx.define(node))
 
 
+def _float_to_integer(ctx: LoweringContext, node: fx.Node, source: str, have: str, want: str):
+    """FP profile: truncated (CEIL below 0, FLOOR above), then CAST to int32 - exact, the
+    value being whole - and CAST narrower, which wraps as torch does (a float CAST to int8
+    would saturate)."""
+    whole = fp_math.trunc(_Float(ctx, node, have), source)
+    wide = want == "int32"
+    out = ctx.define(node) if wide else ctx.temp(node, "int32", tosa_shape(node), "int32")
+    emit.cast(ctx, node, whole, "int32", out=out)
+    if not wide:
+        emit.cast(ctx, node, out, want, out=ctx.define(node))
+
+
 @lowers("aten._to_copy.default")
 def visit_to_copy(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
@@ -101,9 +114,11 @@ def visit_to_copy(node: fx.Node, ctx: LoweringContext) -> None:
         _to_bool(ctx, node, x, source)
     elif x_q is not None and want in _INTEGERS:
         _to_integer(ctx, node, x_q, source, want)
+    elif have in _FLOATS and want in _INTEGERS:
+        _float_to_integer(ctx, node, source, have, want)
     elif x_q is not None or (have in _FLOATS and want not in _FLOATS):
         raise ctx.unsupported(
-            node, f"a {have} -> {want} conversion", "bool/integer -> bool/integer/float"
+            node, f"a {have} -> {want} conversion", "bool/integer/float -> bool/integer/float"
         )
     elif have == want:
         ctx.tensors[node] = source

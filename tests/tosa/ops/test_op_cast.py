@@ -81,6 +81,15 @@ def test_quantized_floats_made_integers_truncate_like_torch(module, shapes, ops,
         assert set(ops) <= set(case.ops())
 
 
+@pytest.mark.parametrize("module, shapes, ops", [p for p in TO_INTEGER if p.id != "int8_wraps"])
+def test_floats_made_integers_in_the_fp_profile(module, shapes, ops, tmp_path):
+    """FLOOR above 0, CEIL below, then a CAST of the whole value (the FP profile has no int8
+    tensors: ``.to(torch.int8)`` is refused by the spec check, naming the tensor)."""
+    case, report = run_case(module, shapes, tmp_path, FP)
+    assert report["passed"] and report["outputs"][0]["max_abs_diff"] == 0
+    assert {"FLOOR", "CEIL", "CAST"} <= set(case.ops())
+
+
 @pytest.mark.parametrize(
     "module, shapes, dtype",
     [
