@@ -12,10 +12,12 @@ lowering expect, for every program and both profiles, right after export.
 2. No-ops out: clones, aliases, eval-mode dropout, dtype assertions and same-type casts
    (``view`` becomes ``reshape``, which needs no contiguous input); a max pool whose indices
    nothing reads becomes the plain max pool.
-3. Constant sub-graphs folded: anything computed from parameters, buffers and literals alone
+3. Type promotion made explicit: an integer/bool operand that an elementwise operator
+   computes with in float gets a ``_to_copy`` of its own (``promotion.py``).
+4. Constant sub-graphs folded: anything computed from parameters, buffers and literals alone
    (``arange``/``full``/``zeros``, position ids, causal masks, ``w.t()``, ``_weight_norm``)
    becomes one lifted constant, int64 ones included (the lowering narrows those to int32).
-4. Inference BatchNorm folded into the conv/linear before it, or else a per-channel MUL + ADD.
+5. Inference BatchNorm folded into the conv/linear before it, or else a per-channel MUL + ADD.
 
 Each step keeps the nodes' stack traces, so errors still name the user's line.
 """
@@ -29,6 +31,7 @@ from torch.export.graph_signature import TensorArgument
 from pipeline.normalise.constants import constant_values, fold_constants, foldable
 from pipeline.normalise.indexing import needs_rewrite, rewrite_indexing
 from pipeline.normalise.mutations import drop_input_mutations, mutates_inputs
+from pipeline.normalise.promotion import promote_operands, promotions
 from pipeline.normalise.rewrites import (
     FIRST_OUTPUT_FORMS,
     NOOPS,
@@ -61,7 +64,7 @@ def is_normal(program: ExportedProgram) -> bool:
         if foldable(program, node, consts) or needs_rewrite(node, consts):
             return False
     gm = program.graph_module
-    if written_out_addmms(gm, consts):
+    if written_out_addmms(gm, consts) or promotions(gm):
         return False
     return not batchnorms(gm) and not unbatched_pools(gm) and not mutates_inputs(program)
 
@@ -79,6 +82,7 @@ def normalise(program: ExportedProgram) -> ExportedProgram:
     drop_unused_indices(gm)
     batch_unbatched_pools(gm)  # a (C, H, W) pool pools (1, C, H, W)
     write_out_addmms(gm, constant_values(program))  # addmm that is no linear layer
+    promote_operands(gm)  # before folding: an integer constant made float is folded
     fold_constants(program)
     rewrite_indexing(program)  # after folding: a mask built from literals is a constant then
     rewrite_batchnorms(program)

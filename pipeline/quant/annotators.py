@@ -21,6 +21,7 @@ from torchao.quantization.pt2e.quantizer import (
 )
 
 from pipeline.quant import attention, mask_specs, recurrent
+from pipeline.quant.constants import integer_codes, operand_spec
 from pipeline.quant.mask_specs import finite
 from pipeline.quant.schemes import BIAS_RANGE, QuantScheme
 from pipeline.tosa.ops.op_compare import TARGETS as COMPARISONS
@@ -204,10 +205,12 @@ BINARY = (
 
 def annotate_binary(node: fx.Node, scheme: QuantScheme) -> bool:
     """add/sub/mul/div/matmul/mm: each tensor operand and the output (or its activation) get
-    their own qparams; the lowering rescales operands (and folds scalar operands) itself."""
+    their own qparams (a constant operand exact ones, ``constants.py``); the lowering rescales
+    operands (and folds scalar operands) itself."""
     if not _is(node, BINARY):
         return False
-    inputs = {a: scheme.activation for a in node.args[:2] if isinstance(a, fx.Node)}
+    inputs = {a: operand_spec(a, scheme.activation) for a in node.args[:2]
+              if isinstance(a, fx.Node)}  # fmt: skip
     _mark_output(node, inputs, scheme)
     return True
 
@@ -355,7 +358,8 @@ def annotate_where(node: fx.Node, scheme: QuantScheme) -> bool:
 def annotate_cast(node: fx.Node, scheme: QuantScheme) -> bool:
     """``.to(dtype)`` (``op_cast.py``): a float made from integers or bools gets its own
     qparams (the lowering RESCALEs the integers onto them) - from a bool, observed by min/max:
-    0 and 1 exactly (an error-minimising range would clip a sparse one-hot's ones) -, a float
+    0 and 1 exactly (an error-minimising range would clip a sparse one-hot's ones); from
+    int8 (int16 with int16 activations) the integers themselves, scale 1 -, a float
     to float keeps its input's, a quantized float made bool is read as codes; integers stay
     unquantized."""
     if not _is(node, ("aten._to_copy.default",)) or not isinstance(node.args[0], fx.Node):
@@ -365,6 +369,8 @@ def annotate_cast(node: fx.Node, scheme: QuantScheme) -> bool:
         _mark(node, {x: scheme.activation}, SharedQuantizationSpec((x, node)))
     elif _is_float(node) and x.meta["val"].dtype == torch.bool:
         _mark(node, {x: scheme.activation}, finite(scheme.activation))
+    elif _is_float(node) and integer_codes(x.meta["val"].dtype, scheme.activation):
+        _mark(node, {}, integer_codes(x.meta["val"].dtype, scheme.activation))
     else:
         _mark(node, {x: scheme.activation}, scheme.activation)
     return True

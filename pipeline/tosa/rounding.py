@@ -150,9 +150,12 @@ def _exact(node: fx.Node, x_q: QParams, out_q: QParams) -> np.ndarray:
     return np.clip(value / out_q.tensor_scale + out_q.zero_point, out_q.qmin, out_q.qmax)
 
 
-def plan(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: QParams):
-    """The exact program for ``node`` (see the module docstring), or an unsupported error."""
-    exact = _exact(node, x_q, out_q)
+def plan(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: QParams,
+         exact: np.ndarray | None = None):  # fmt: skip
+    """The exact program for ``node`` (see the module docstring), or an unsupported error;
+    ``exact``: what it must compute for every int16 code (NaN: any value, a code the input
+    never holds), if not torch's q/dq value."""
+    exact = _exact(node, x_q, out_q) if exact is None else exact
     expected = np.round(exact)
     largest = abs(step.pre) * x_q.tensor_scale * 65535
     top = min(31, math.floor(math.log2(FIXED_POINT_LIMIT / largest)))
@@ -160,7 +163,7 @@ def plan(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: Q
     for k in range(top, max(top - 3, 0), -1):
         prog = _program(step, x_q, out_q, k)
         got = np.clip(_run(prog, double_round), out_q.qmin, out_q.qmax)
-        if np.all((got == expected) | (np.abs(got - exact) <= 0.5 + TIE)):
+        if np.all((got == expected) | (np.abs(got - exact) <= 0.5 + TIE) | np.isnan(exact)):
             return prog
     raise ctx.unsupported(
         node, "int16 scales no integer form rounds exactly like torch",
@@ -168,18 +171,21 @@ def plan(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: Q
     )
 
 
-def emit_step(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: QParams):
-    """Lower int16 ``node`` with the exact program ``plan`` finds."""
+def emit_step(node: fx.Node, ctx: LoweringContext, step: Step, x_q: QParams, out_q: QParams,
+              exact: np.ndarray | None = None, out: str | None = None):  # fmt: skip
+    """Lower int16 ``node`` with the exact program ``plan`` finds (into ``out``, by default
+    the node's own tensor)."""
     shape = tosa_shape(node)
     values = {"x": ctx.tensor(node.args[0])}
+    final = out
 
     def get(v):
         return values[v] if isinstance(v, str) else scalar_const(ctx, node, v, "int32")
 
-    for out, op, *args in plan(node, ctx, step, x_q, out_q):
+    for out, op, *args in plan(node, ctx, step, x_q, out_q, exact):
         if op == "RESCALE":
             src, scale, in_zp, out_zp, dtype = args
-            target = ctx.define(node) if out == "out" else None
+            target = (final or ctx.define(node)) if out == "out" else None
             values[out] = emit.rescale(
                 ctx, node, values[src], [scale], in_zp=in_zp, out_zp=out_zp, out_dtype=dtype,
                 out=target, suffix=out,

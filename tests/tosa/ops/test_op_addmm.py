@@ -36,6 +36,10 @@ CASES = [
                  "MATMUL", id="alpha_beta"),
     pytest.param(Fn(lambda m, b, x, y: torch.addmm(b, x, y, beta=0.0)), SHAPES, "MATMUL",
                  id="beta_0"),
+    pytest.param(Fn(lambda m, b, x, y: torch.addmm(b * float("nan"), x, y, beta=0)), SHAPES,
+                 "MATMUL", id="beta_0_nan_bias_ignored"),
+    pytest.param(Fn(lambda m, b, x, y: torch.addmm(b, x, y, alpha=0.0)), SHAPES, "MATMUL",
+                 id="alpha_0"),
     pytest.param(Scaled(), [(3, 5)], "CONV2D", id="linear"),
     pytest.param(Scaled(alpha=2.0), [(3, 5)], "CONV2D", id="linear_alpha"),
 ]  # fmt: skip
@@ -47,7 +51,7 @@ def test_addmm_forms_match_torch(module, shapes, product, dtype, tmp_path):
     case, report = run_case(module, shapes, tmp_path, dtype)
     assert report["passed"]
     assert product in case.ops()
-    if module is CASES[3].values[0]:  # the linear layer alone: nothing but the CONV2D path
+    if module is CASES[5].values[0]:  # the linear layer alone: nothing but the CONV2D path
         assert "ADD" not in case.ops() and "MATMUL" not in case.ops()
 
 
