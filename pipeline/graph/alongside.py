@@ -2,14 +2,15 @@
 
 A VGF run check is single-threaded, nearly all of it the ML emulation layer building a compute
 pipeline per operator, and a serial build (doit's default) runs the checks one after another
-at its end with the other cores idle. So the first such task of a serial build runs every
-pending check of the build - its own and its peers' (the same stage's invocations that the
-selected targets need) - from one queue: this process takes checks one after another, and a
-``python -m pipeline.graph.alongside`` worker per further core takes the others. Each check
-is ``run_stage`` itself (the same key, time limit, store entry and remote upload as its task
-would make), so a peer's own task then finds the entry and restores it. A check that fails
-stores nothing: its own task runs it again and reports the failure as usual. Peers whose
-inputs are missing, or whose entry the store already holds, are left to their tasks.
+with the other cores idle. So a check's task in a serial build runs every ready, pending check
+of the build - its own and its peers' (the same stage's invocations that the selected targets
+need) whose inputs are there and whose entries the store lacks - from one queue: this process
+takes checks one after another, and a ``python -m pipeline.graph.alongside`` worker per further
+core takes the others. Each check is ``run_stage`` itself (the same key, time limit, store entry
+and remote upload as its task would make), so a peer's own task then finds the entry and
+restores it. A check that fails stores nothing: its own task runs it again and reports the
+failure as usual. A peer is considered until it ran side by side or was found stored, so the
+checks of a target whose graphs are built later join a later task's queue.
 
 Not under ``doit -n``/``-P`` (doit runs tasks side by side there already), nor with
 ``ETHOSU_PIPELINE_CHECK_JOBS=1``; that variable caps the processes (default: the cores).
@@ -30,7 +31,7 @@ from pathlib import Path
 from pipeline.errors import UserError
 from pipeline.graph.plan import REPO_DIR, Invocation
 
-_ran: set[str] = set()  # the stages whose peers already ran in this process
+_seen: set[str] = set()  # the tasks this process ran side by side or found stored
 
 
 JOBS_ENV = "ETHOSU_PIPELINE_CHECK_JOBS"
@@ -63,7 +64,10 @@ def in_doit_worker() -> bool:
 
 def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_root: str,
                   remote_config=None, *, pending=None) -> None:
-    """Once per stage and serial build: run ``inv`` and its pending ``peers`` side by side.
+    """In a serial build: run ``inv`` and those of its ``peers`` that are ready (their inputs
+    are there) and pending side by side. Each peer is considered until it ran here or was
+    found stored, so a check whose inputs are made later (another target's) joins the side
+    by side of a later task.
 
     This process runs them one after another (it has imported everything already), and one
     worker process per further core takes from the same queue.
@@ -73,14 +77,20 @@ def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_ro
         peers: (invocation, where) of every task of the stage in the build.
         pending: ``(inv) -> bool``, whether the store lacks the invocation's entry.
     """
-    if inv.stage in _ran or in_doit_worker():
+    if in_doit_worker() or jobs_allowed() < 2:
         return
-    _ran.add(inv.stage)
-    todo = [(p, where) for p, where in peers
-            if all(Path(f).is_file() for f in p.inputs.values()) and pending(p)]
+    todo = []
+    for peer, where in peers:
+        if peer.task in _seen or not all(Path(f).is_file() for f in peer.inputs.values()):
+            continue
+        if pending(peer):
+            todo.append((peer, where))
+        else:
+            _seen.add(peer.task)
     jobs = min(jobs_allowed(), len(todo))
     if jobs < 2:
         return
+    _seen.update(peer.task for peer, _ in todo)
     print(f"   {inv.stage}: {len(todo)} of this build's {len(peers)} side by side, {jobs} at a "
           f"time", flush=True)
     started = time.perf_counter()

@@ -236,7 +236,7 @@ def test_a_check_failing_side_by_side_is_reported_by_its_own_task(project, tmp_p
     good_inv = moved(checks["cnn"], "cnn")
     bad_inv = moved(checks["add"], "add", vgf=bad / "model.vgf", scenario=bad / "scenario.json")
     store = Store(tmp_path / "store")
-    monkeypatch.setattr(alongside, "_ran", set())
+    monkeypatch.setattr(alongside, "_seen", set())
     monkeypatch.setenv(alongside.JOBS_ENV, "2")
     alongside.run_alongside(good_inv, [(bad_inv, "t/vgf_check"), (good_inv, "t/vgf_check")],
                             str(store.root), pending=lambda p: not store.has(
@@ -270,3 +270,21 @@ def test_doit_parallel_build_runs_each_check_in_its_own_task(project, tmp_path):
     for model in ("add", "cnn"):
         assert re.search(rf"^   vgf_check:{model}/\S+: built in [0-9.]+s", proc.stdout, re.M)
         assert report(root, "vgf-int8")["models"][model]["run_check"]["passed"]
+
+
+@pytest.mark.skipif(jobs_allowed() < 2, reason="one core: the run checks run one at a time")
+def test_checks_of_targets_built_later_join_a_later_side_by_side(project, tmp_path):
+    """Two targets in one serial build: whichever checks are ready when a check's task runs go
+    side by side; those whose graphs come later join a later task's queue. Each check is
+    computed once, and every one passes."""
+    root = tmp_path / "p"
+    shutil.copytree(project / "models", root / "models")
+    (root / "targets.yaml").write_text(TARGETS.replace(
+        f"models: [{', '.join(MODELS)}]", "models: [add, cnn]"))
+    log = doit(root, "build", "target=vgf-fp,vgf-int8").stdout
+    batches = [int(n) for n in re.findall(r"vgf_check: (\d+) of this build's 4 side by side", log)]
+    assert batches and all(n >= 2 for n in batches) and sum(batches) <= 4, log  # doit's order
+    for target in ("vgf-fp", "vgf-int8"):
+        for model in ("add", "cnn"):
+            assert report(root, target)["models"][model]["run_check"]["passed"]
+    assert len(re.findall(r"^   vgf_check:\S+: built in", log, re.M)) == 4, log
