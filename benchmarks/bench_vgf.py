@@ -34,22 +34,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOIT = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT)]
-CALIBRATION = "{samples: 4, seed: 1, observer: minmax, bias_correction: false}"
-MODELS = {
-    "add": "models/add.py:AddModel, inputs: [{name: x, shape: [1, 8, 8, 16]}, "
-           "{name: y, shape: [1, 8, 8, 16]}]",
-    "cnn": "models/cnn.py:SmallCNN, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
-    "ds_cnn": "models/ds_cnn.py:DSCNN, inputs: [{name: mfcc, shape: [1, 1, 49, 10]}]",
-    "resnet8": "models/resnet8.py:ResNet8, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
-    "mobilenet_v1": "models/mobilenet_v1.py:MobileNetV1, inputs: [{name: image, "
-                    "shape: [1, 3, 96, 96]}]",
-    "autoencoder": "models/autoencoder.py:AutoEncoder, inputs: [{name: features, "
-                   "shape: [1, 640]}]",
-    "mobilenet_v2": "models/mobilenet_v2.py:MobileNetV2, inputs: [{name: image, "
-                    "shape: [1, 3, 96, 96]}]",
-    "transformer": "models/transformer_block.py:TransformerBlock, inputs: [{name: tokens, "
-                   "shape: [1, 16, 64]}]",
-}
+sys.path.insert(0, str(ROOT))
+# The same models and calibration as the VGF end-to-end tests: one list.
+from tests.graph.test_vgf_e2e import CALIBRATION, MODELS  # noqa: E402
+
 TARGETS = {
     "vgf-fp": "{cpu: cortex-a55, tosa: TOSA-1.0+FP, quantization: none, vgf: {}}",
     "vgf-int8": "{cpu: cortex-a55, vgf: {}}",

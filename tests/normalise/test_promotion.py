@@ -9,19 +9,12 @@ from torch import nn
 
 from pipeline.normalise.promotion import promotions
 from pipeline.stages.export import export_program
+from tests.tosa.elementwise_cases import Lambda as Fn
 
 pytestmark = pytest.mark.needs_torch
 
 CAST = "aten._to_copy.default"
 
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 class Offsets(nn.Module):
