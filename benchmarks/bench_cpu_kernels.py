@@ -41,7 +41,7 @@ def _run(argv: list, **kwargs) -> subprocess.CompletedProcess:
 
 def prepare(models: list[str], out: Path) -> tuple[dict, dict]:
     from pipeline.cpu.graph_format import encode
-    from pipeline.tosa.reference_model import run_reference_model
+    from pipeline.verify.reference_model import run_reference_model
     from tests.cpu.cpu_helpers import random
     from tests.models.networks import network
     from tests.tosa.lowering_cases import INT8, lower_case

@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.config.npu import NpuConfig  # noqa: E402
-from pipeline.stages.vela import run_vela  # noqa: E402
+from pipeline.ethosu.vela import run_vela  # noqa: E402
 from pipeline.tosa import serialize  # noqa: E402
 from pipeline.tosa.graph import TosaGraph  # noqa: E402
 from pipeline.tosa.passes import split_global_pool_pass  # noqa: E402

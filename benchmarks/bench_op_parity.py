@@ -174,8 +174,8 @@ def _prepare(group: dict, programs: Path, work: Path) -> None:
     """What the export and quantize stages write, from the collected program."""
     import torch
 
-    from pipeline.quant.program import save_program
-    from pipeline.stages.export import export_program
+    from pipeline.programs import save_program
+    from pipeline.export.program import export_program
     from pipeline.stages.quantize import quantize
 
     key, where = group["program"], f"{group['program']}/"
@@ -203,7 +203,7 @@ def _lower(spec: str, variants: list[str], work: Path, key: str) -> Path:
 
 
 def _verify(graph: Path, folder: Path, work: Path, key: str) -> None:
-    from pipeline.stages.verify import verify
+    from pipeline.verify.check import verify
 
     _stage("verify", verify, work / "model.pt2", work / "quantized.pt2", graph,
            folder / "io.json", work / "test_inputs.pt", folder / f"{graph.stem}.report.json",
@@ -212,7 +212,7 @@ def _verify(graph: Path, folder: Path, work: Path, key: str) -> None:
 
 def _vela(graph: Path, kind: str, folder: Path, key: str) -> None:
     from pipeline.config.npu import NpuConfig
-    from pipeline.stages.vela import run_vela
+    from pipeline.ethosu.vela import run_vela
 
     args = NpuConfig(config=ACCELERATORS[kind]).vela_args()
     _stage("vela", run_vela, graph, folder / f"vela_{kind}", args, where=f"{key}/vela")

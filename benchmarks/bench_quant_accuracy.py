@@ -200,7 +200,7 @@ def ours(model, samples: list[tuple], options: dict):
     ``observer`` and techniques; none: the default)."""
     from pipeline.config.models import Calibration
     from pipeline.quant.flow import quantize_program
-    from pipeline.stages.export import export_program
+    from pipeline.export.program import export_program
 
     fields = Calibration.model_fields  # the build's defaults, under the options given
     defaults = {name: fields[name].default for name in ("equalization", "bias_correction")}

@@ -30,7 +30,7 @@ def measure(shape, factor: int, dtype: str, folder: Path) -> dict[str, dict]:
     from torch import nn
 
     from pipeline.stages.lower import lower
-    from pipeline.stages.verify import verify
+    from pipeline.verify.check import verify
     from pipeline.tosa.flatbuffer import operator_names
     from tests.tosa.lowering_cases import SPECS, lower_case, run_vela
 

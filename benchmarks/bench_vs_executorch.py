@@ -247,7 +247,7 @@ def _as_tuple(value) -> tuple:
 
 def _load_model(entry: ModelEntry):
     """The entry's nn.Module in eval mode; raises on any problem."""
-    from pipeline.stages.export import load_attr
+    from pipeline.export.program import load_attr
 
     return load_attr(entry.path, entry.attr, f"{entry.name}/import")().eval()
 
@@ -257,7 +257,7 @@ def sqnr_inputs(entry: ModelEntry, tests: list, count: int) -> list:
     seeds the export never uses."""
     import torch
 
-    from pipeline.stages.export import load_attr, random_inputs
+    from pipeline.export.program import load_attr, random_inputs
 
     seeds = [entry.seed + _SQNR_SEED_OFFSET + i for i in range(max(0, count - len(tests)))]
     if entry.factory is None:
@@ -344,7 +344,7 @@ def _observer_sqnr(res: OursResult, entry: ModelEntry, out: dict, qdir: Path, ob
                    where: str) -> None:
     """Torch SQNR over the SQNR inputs of the program quantized with the model's observer
     (already in ``qdir``) and with each of ``observers`` (quantized here, untimed)."""
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
     from pipeline.stages.quantize import quantize
 
     float_fn = load_program(out["model"]).module()
@@ -370,10 +370,10 @@ def run_ours(entry: ModelEntry, npus, work: Path, observers=(), sqnr_count: int 
 
     from pipeline.config.npu import NpuConfig
     from pipeline.errors import UserError
-    from pipeline.stages.export import export
-    from pipeline.stages.package import package
+    from pipeline.export.program import export
+    from pipeline.ethosu.package import package
     from pipeline.stages.quantize import quantize
-    from pipeline.stages.vela import run_vela
+    from pipeline.ethosu.vela import run_vela
 
     res = OursResult()
     where = f"bench/{entry.name}"
@@ -426,7 +426,7 @@ def _lower_and_verify(res: OursResult, out: dict, qdir: Path, ldir: Path, work: 
     from pipeline.config.tosa_spec import DEFAULT_TOSA
     from pipeline.errors import VerificationError
     from pipeline.stages.lower import lower
-    from pipeline.stages.verify import verify
+    from pipeline.verify.check import verify
 
     variants = {v: ldir / f"model.{v}.tosa" for v in NPU_VARIANTS}
     timed("lower", lower, qdir / "model.pt2", ldir / "model.tosa", ldir / "io.json",
@@ -474,7 +474,7 @@ class _VelaTap:
     def __enter__(self):
         import ethosu.vela.vela as vela_module
 
-        from pipeline.stages.vela import parse_figures
+        from pipeline.ethosu.vela import parse_figures
 
         self._module, self._main = vela_module, vela_module.main
         original = self._main
@@ -583,7 +583,7 @@ def _their_tosa_sqnr(tosa: Path, in_q, out_dq, float_fn, samples) -> float | Non
     import numpy as np
     import torch
 
-    from pipeline.tosa.reference_model import run_reference_model
+    from pipeline.verify.reference_model import run_reference_model
 
     if not in_q or not out_dq or None in in_q or None in out_dq:
         return None
@@ -996,7 +996,7 @@ def draw_inputs(entry: ModelEntry) -> tuple[tuple, list]:
     """(example, calibration samples) drawn as our export stage draws them, without it."""
     import torch
 
-    from pipeline.stages.export import load_attr, load_folder, random_inputs
+    from pipeline.export.program import load_attr, load_folder, random_inputs
 
     options = entry.export_options()
     make = load_attr(*entry.factory, f"{entry.name}/inputs") if entry.factory else None

@@ -27,8 +27,8 @@ def compile_on_npus(case, folder: Path, accelerators=ACCELERATORS) -> dict[str, 
     ``{"rules"}`` (the pre-Vela check refused it) or ``{"error"}`` (the last line of any
     other failure); every accelerator is tried whatever the others give."""
     from pipeline.errors import UserError
-    from pipeline.stages.vela import run_vela
-    from pipeline.tosa.npu_constraints import check_npu_constraints
+    from pipeline.ethosu.vela import run_vela
+    from pipeline.ethosu.placement import check_npu_constraints
     from tests.models.networks import vela_args
 
     results = {}

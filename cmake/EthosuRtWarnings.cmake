@@ -24,7 +24,7 @@ function(ethosu_rt_embedded target)
   endif()
 endfunction()
 
-# Records a product file for ethosu_rt_outputs.txt (read by pipeline/stages/runtime_build.py).
+# Records a product file for ethosu_rt_outputs.txt (read by pipeline/runtime/cmake.py).
 function(ethosu_rt_output target)
   set_property(GLOBAL APPEND PROPERTY ETHOSU_RT_OUTPUTS "$<TARGET_FILE:${target}>")
 endfunction()

@@ -66,7 +66,7 @@ class NpuConfig(RuledModel):
         tensor_allocator: Vela ``--tensor-allocator``.
         cpu_tensor_alignment: Vela ``--cpu-tensor-alignment``: a power of two from 16 to 2**30.
         fallback: ``cpu`` runs the operators the NPU cannot take on the target's CPU (the
-            graph is split into NPU and CPU segments, ``stages/mixed.py``); None (the
+            graph is split into NPU and CPU segments, ``ethosu/mixed.py``); None (the
             default) fails the build naming each such operator.
     """
 

@@ -34,7 +34,7 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
     Returns the local modules it imported (the export stage; ``graph/loaded.py``)."""
     i, o, params = inv.inputs, inv.options, inv.params
     if inv.stage == "export":
-        from pipeline.stages.export import export
+        from pipeline.export.program import export
         factory = params.get("input_factory")
         calibration = o.get("calibration", {"samples": 0, "seed": 0})
         folder = params.get("calibration_folder")
@@ -59,38 +59,38 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
         lower(i["model"], out["tosa"], out["io"], spec=o["spec"], input_names=o["input_names"],
               variants=variants, where=where)
     elif inv.stage == "verify":
-        from pipeline.stages.verify import verify
+        from pipeline.verify.check import verify
         variants = {k.removeprefix("tosa_"): p for k, p in i.items() if k.startswith("tosa_")}
         verify(i["float_model"], i["model"], i["tosa"], i["io"], i["test_inputs"],
                out["report"], variants=variants, where=where)
     elif inv.stage == "vela":
-        from pipeline.stages.vela import run_vela
+        from pipeline.ethosu.vela import run_vela
         run_vela(i["tosa"], out["npz"].parent, params["vela_args"], where=where)
     elif inv.stage == "package":
-        from pipeline.stages.package import package
+        from pipeline.ethosu.package import package
         package(i["npz"], i["io"], out["artifact"], where=where)
     elif inv.stage == "mixed":
-        from pipeline.stages.mixed import mixed
+        from pipeline.ethosu.mixed import mixed
         mixed(i["tosa"], i["io"], out["artifact"], out["record"], vela_args=params["vela_args"],
               accelerator=params["accelerator"], where=where)
     elif inv.stage == "mixed_verify":
-        from pipeline.stages.mixed_verify import mixed_verify
+        from pipeline.ethosu.mixed_verify import mixed_verify
         mixed_verify(i, out["report"], options=o, cmake_dir=Path(params["cmake_dir"]),
                      where=where)
     elif inv.stage == "vgf":
-        from pipeline.stages.vgf import convert
+        from pipeline.vgf.convert import convert
         convert(i["tosa"], i["io"], out["vgf"].parent, params["converter_args"], where=where)
     elif inv.stage == "vgf_check":
-        from pipeline.stages.vgf_check import run_check
+        from pipeline.vgf.check import run_check
         run_check(i["vgf"], i["scenario"], i["vgf_io"], i["tosa"], i["test_inputs"],
                   out["report"], where=where)
     elif inv.stage in ("runtime", "firmware"):
         _build_runtime(inv, out, where)
     elif inv.stage == "cpu_graph":
-        from pipeline.stages.cpu_graph import cpu_graph
+        from pipeline.cpu.artifact import cpu_graph
         cpu_graph(i["tosa"], i["io"], out["artifact"], out["plan"], where=where)
     elif inv.stage == "cpu_verify":
-        from pipeline.stages.cpu_verify import cpu_verify
+        from pipeline.cpu.verify import cpu_verify
         cpu_verify(i, out["report"], qemu=o["qemu"], qemu_cpu=o["qemu_cpu"], cpu=o["cpu"],
                    substitute=o["substitute"], where=where)
     else:
@@ -100,8 +100,8 @@ def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> list[Path]
 
 def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
     """CMake-build the runtime (or a firmware image) and pick its products."""
-    from pipeline.stages.c_array import write_c_array
-    from pipeline.stages.runtime_build import build_runtime
+    from pipeline.runtime.c_array import write_c_array
+    from pipeline.runtime.cmake import build_runtime
 
     o, params = inv.options, inv.params
     model_c, arena = None, None
@@ -109,7 +109,7 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
         model_c = Path(params["cmake_dir"]).parent / "model.c"
         write_c_array(inv.inputs["artifact"], model_c, symbol="ethosu_model", where=where)
         if o.get("runner") == "cpu":  # the static arena is the one the plan asks for
-            from pipeline.stages.cpu_graph import arena_bytes
+            from pipeline.cpu.artifact import arena_bytes
             arena = arena_bytes(inv.inputs["artifact"])
     products = build_runtime(REPO_DIR, Path(params["cmake_dir"]), toolchain=o["toolchain"],
                              cpu=o["cpu"], isa=o["isa"], platform=o["platform"],
@@ -128,17 +128,17 @@ def _build_runtime(inv: Invocation, out: dict[str, Path], where: str) -> None:
 def stage_tools(inv: Invocation) -> dict[str, str]:
     """The tool versions a stage's key covers: the compiler for C++ builds, else Python's."""
     if inv.stage in ("runtime", "firmware"):
-        from pipeline.stages.runtime_build import toolchain_fingerprint
+        from pipeline.runtime.cmake import toolchain_fingerprint
         return {"toolchain": toolchain_fingerprint(inv.options["toolchain"])}
     tools = tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(inv.stage, ()))
     if inv.stage == "vgf_check":
-        from pipeline.stages.vulkan_env import driver_fingerprint
+        from pipeline.vgf.vulkan import driver_fingerprint
         tools["lavapipe"] = driver_fingerprint()
     if inv.stage in ("cpu_verify", "mixed_verify"):
-        from pipeline.stages.cpu_verify import qemu_fingerprint
+        from pipeline.cpu.verify import qemu_fingerprint
         tools["qemu"] = qemu_fingerprint(inv.options["qemu"])
     if inv.stage == "mixed_verify":  # it builds the CPU runner too
-        from pipeline.stages.runtime_build import toolchain_fingerprint
+        from pipeline.runtime.cmake import toolchain_fingerprint
         tools["toolchain"] = toolchain_fingerprint(inv.options["toolchain"])
     return tools
 

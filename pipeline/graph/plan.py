@@ -22,7 +22,7 @@ REPO_DIR = PIPELINE_DIR.parent
 # The source files whose content is each stage's code version (a change re-runs the stage).
 STAGE_CODE = {
     # Normalisation keeps the operators that have a visitor: the operator files are its input.
-    "export": ["stages/export.py", "stages/export_*.py", "normalise/*.py", "quant/**/*.py",
+    "export": ["export/program.py", "export/*.py", "normalise/*.py", "quant/**/*.py",
                "tosa/registry.py", "tosa/ops/*.py"],
     # Quantize normalises the exported program again (quant/flow.py): the same inputs as export's.
     "quantize": ["stages/quantize.py", "quant/**/*.py", "normalise/*.py", "tosa/registry.py",
@@ -31,29 +31,29 @@ STAGE_CODE = {
     # tosa/spec.py reads spec strings with config/tosa_spec.py.
     "lower": ["stages/lower.py", "tosa/**/*.py", "normalise/*.py", "quant/**/*.py",
               "config/tosa_spec.py"],
-    # Verify loads both programs with quant/program.py.
-    "verify": ["stages/verify.py", "stages/verify_*.py", "tosa/**/*.py", "quant/program.py"],
-    "vela": ["stages/vela.py", "tosa/npu_constraints.py"],
+    # Verify loads both programs with programs.py.
+    "verify": ["verify/check.py", "verify/*.py", "tosa/**/*.py", "programs.py"],
+    "vela": ["ethosu/vela.py", "ethosu/placement.py"],
     # npu: {fallback: cpu}: split into NPU (Vela) and CPU (kernel library) segments, packaged.
-    "mixed": ["stages/mixed.py", "stages/vela.py", "stages/package.py", "tosa/split.py",
-              "tosa/npu_constraints.py", "tosa/flatbuffer.py", "cpu/*.py"],
+    "mixed": ["ethosu/mixed.py", "ethosu/vela.py", "ethosu/package.py", "ethosu/split.py",
+              "ethosu/placement.py", "tosa/flatbuffer.py", "cpu/*.py"],
     # Each CPU segment of a mixed graph under QEMU, as cpu_verify runs a CPU-only artifact.
-    "mixed_verify": ["stages/mixed_verify.py", "stages/mixed.py", "stages/cpu_verify.py",
-                     "stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py",
-                     "stages/verify.py", "tosa/split.py", "tosa/npu_constraints.py",
-                     "tosa/flatbuffer.py", "tosa/reference_model.py", "cpu/*.py",
+    "mixed_verify": ["ethosu/mixed_verify.py", "ethosu/mixed.py", "cpu/verify.py",
+                     "runtime/cmake.py", "runtime/c_array.py", "cpu/artifact.py",
+                     "verify/check.py", "ethosu/split.py", "ethosu/placement.py",
+                     "tosa/flatbuffer.py", "verify/reference_model.py", "cpu/*.py",
                      "config/boards.py"],
-    "package": ["stages/package.py"],
-    "runtime": ["stages/runtime_build.py"],
-    "firmware": ["stages/runtime_build.py", "stages/c_array.py", "stages/cpu_graph.py"],
-    "vgf": ["stages/vgf.py"],
+    "package": ["ethosu/package.py"],
+    "runtime": ["runtime/cmake.py"],
+    "firmware": ["runtime/cmake.py", "runtime/c_array.py", "cpu/artifact.py"],
+    "vgf": ["vgf/convert.py"],
     # The run check compares with the TOSA reference model fed verify's quantized inputs.
-    "vgf_check": ["stages/vgf_check.py", "stages/vgf_runner.py", "stages/vulkan_env.py",
-                  "stages/verify.py", "tosa/reference_model.py", "quant/program.py"],
+    "vgf_check": ["vgf/check.py", "vgf/runner.py", "vgf/vulkan.py",
+                  "verify/check.py", "verify/reference_model.py", "programs.py"],
     # CPU-only targets (npu: null on a Cortex-M/A): the kernel library's graph, and its run
     # under QEMU against the TOSA reference model.
-    "cpu_graph": ["stages/cpu_graph.py", "cpu/*.py"],
-    "cpu_verify": ["stages/cpu_verify.py", "stages/verify.py", "tosa/reference_model.py",
+    "cpu_graph": ["cpu/artifact.py", "cpu/*.py"],
+    "cpu_verify": ["cpu/verify.py", "verify/check.py", "verify/reference_model.py",
                    "config/boards.py"],
 }
 # Python packages whose versions a stage's key covers beyond cache.key.TOOL_PACKAGES.

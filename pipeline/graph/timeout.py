@@ -16,7 +16,7 @@ swallowed it (a bare ``except:``); a stage still running ``_HARD_STOP`` seconds 
 the build from a watchdog thread (one line, exit status 1).
 
 A Ctrl-C while a stage runs raises ``_Interrupted``, so that a ``KeyboardInterrupt`` the
-user's own code raises is told apart from a real one (``stages/user_code.py`` reports the
+user's own code raises is told apart from a real one (``export/user_code.py`` reports the
 former as the user's error); the real one stops the build and, like a Ctrl-C anywhere else,
 prints one line instead of doit's traceback (``configure`` installs the hook).
 """
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.errors import StageError, UserError
-from pipeline.stages.user_code import frame_location
+from pipeline.export.user_code import frame_location
 
 # Real models export in a minute or two (Hugging Face ones included), a cold runtime CMake
 # build takes a few minutes, Vela and the reference model less: 30 minutes is over ten times

@@ -4,7 +4,7 @@ lowering expect, for every program and both profiles, right after export.
 1. ``program.run_decompositions(table)`` (torch's own machinery): in-place operators become
    functional ones (``relu_``, ``add_`` of ``out += identity``, ``hardswish_``), and every
    operator the lowering has no visitor for is decomposed into core ATen with torch's own
-   decompositions - except the few we write out ourselves (``pipeline/quant/decompose.py``:
+   decompositions - except the few we write out ourselves (``pipeline/normalise/decompose.py``:
    softmax, layer_norm, ... in primitives that quantize well). Operators with a visitor are
    kept as they are (``decomposition_table``). A write into a forward() argument
    (``x += y``) keeps its value but not the write-back into the caller's tensor

@@ -8,7 +8,7 @@ import functools
 import torch
 from torch import fx
 
-from pipeline.quant.decompose import DECOMPOSITIONS
+from pipeline.normalise.decompose import DECOMPOSITIONS
 from pipeline.tosa import registry
 
 

@@ -20,7 +20,8 @@ from torchao.quantization.pt2e.quantizer import (
     SharedQuantizationSpec,
 )
 
-from pipeline.quant import attention, mask_specs, recurrent
+from pipeline.normalise import attention, recurrent
+from pipeline.quant import mask_specs
 from pipeline.quant.constants import integer_codes, operand_spec
 from pipeline.quant.mask_specs import finite
 from pipeline.quant.schemes import BIAS_RANGE, QuantScheme
@@ -284,7 +285,7 @@ def annotate_shared_inputs(node: fx.Node, scheme: QuantScheme) -> bool:
 
 def annotate_masked_scores(node: fx.Node, scheme: QuantScheme) -> bool:
     """The two sums of a written-out attention that carry its mask
-    (``pipeline/quant/attention.py``): qparams derived from the scores', never observed."""
+    (``pipeline/normalise/attention.py``): qparams derived from the scores', never observed."""
     specs = attention.masked_specs(node, scheme.activation)
     if specs is None:
         return False
@@ -293,7 +294,7 @@ def annotate_masked_scores(node: fx.Node, scheme: QuantScheme) -> bool:
 
 
 def annotate_step(node: fx.Node, scheme: QuantScheme) -> bool:
-    """A value of an unrolled LSTM/GRU step (``pipeline/quant/recurrent.py``): annotated like
+    """A value of an unrolled LSTM/GRU step (``pipeline/normalise/recurrent.py``): annotated like
     any node, then its output shares the first step's qparams (one observer sees every step),
     and a given initial state the steps' state qparams."""
     if recurrent.step_group(node) is None:

@@ -9,7 +9,7 @@ computed from integer and bool tensors alone) takes qparams derived from the sco
 observer - the scores' range, reaching ``MARGIN`` further toward the fill or the mask - and
 never observes the masked values: they quantize to the end of that range (saturate), in
 torch's q/dq graph and, bit-exactly, in the TOSA graph (a SELECT with the fill's quantized
-value, or ``pipeline/tosa/saturation.py`` for the ADD). The mask itself is observed with
+value, or ``pipeline/tosa/emit/saturation.py`` for the ADD). The mask itself is observed with
 infinities counted as float32's limits (``FiniteMinMaxObserver``); positive mask values
 are added in full.
 

@@ -53,7 +53,7 @@ def lower(
         UserError: bad spec, or tensor types the spec does not allow.
     """
     from pipeline.errors import UserError
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
     from pipeline.tosa import serialize
     from pipeline.tosa.lowering import lower_program
     from pipeline.tosa.passes import NPU_VARIANTS

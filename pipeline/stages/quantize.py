@@ -48,9 +48,9 @@ def quantize(
     import torch
 
     from pipeline.quant.flow import quantize_program, quantize_with_record, sqnr_db
-    from pipeline.quant.program import load_program, save_program
+    from pipeline.programs import load_program, save_program
     from pipeline.quant.schemes import get_scheme
-    from pipeline.stages.package import write_atomic
+    from pipeline.ethosu.package import write_atomic
 
     get_scheme(scheme, where, observer, weights)  # reject a bad scheme before the slow part
     samples = torch.load(calibration, weights_only=True)

@@ -16,7 +16,7 @@
 Adding an operator: ``ops/op_<name>.py`` with a visitor, the quantizer pattern that
 annotates it (``pipeline/quant/annotators.py``) and ``tests/tosa/ops/test_op_<name>.py``.
 Composite operators with no integer TOSA form (softmax, layer_norm) are written out in
-primitives before quantization (``pipeline/quant/decompose.py``); the driver applies the same
+primitives before quantization (``pipeline/normalise/decompose.py``); the driver applies the same
 decompositions to float programs (FP profile). Float forms of the TABLE functions (gelu,
 silu, ...) are in ``fp_emit.py``.
 Modules here import torch and the TOSA bindings; only the lower/verify stages import them.

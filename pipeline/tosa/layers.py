@@ -1,5 +1,5 @@
 """The layer map: which tensor of the finished TOSA graph holds each quantized value of the q/dq
-program, so verify can compare every layer on its own (``pipeline/stages/verify_layers.py``).
+program, so verify can compare every layer on its own (``pipeline/verify/layers.py``).
 
 A quantized value is the output of a ``quantize`` node of the program (node names are the
 program's own: verify loads the same file). The FX passes erase those nodes: ``fold_qdq``
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
-from pipeline.tosa.emit import same_quantization
+from pipeline.tosa.emit.common import same_quantization
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.passes.fold_qdq_pass import qparams_of
 from pipeline.tosa.quant_math import QParams

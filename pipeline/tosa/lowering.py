@@ -2,7 +2,7 @@
 TOSA passes.
 
 Composite operators (softmax, log_softmax, layer_norm, unbind/split/chunk) have no visitor;
-they are written out in primitives by ``pipeline/quant/decompose.py``. The quantize flow does
+they are written out in primitives by ``pipeline/normalise/decompose.py``. The quantize flow does
 that before quantization (each primitive gets its own qparams); a float program for an +FP
 spec comes here undecomposed, so the driver applies the same decompositions (a no-op for a
 quantized program). torch keeps each decomposed node's stack trace, so errors still name the

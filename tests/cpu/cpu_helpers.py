@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.cpu.graph_format import NUMPY, write_cpu_graph
 from pipeline.tosa import serialize
 from pipeline.tosa.graph import TosaGraph
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.runtime.runtime_helpers import build_dir, cmake_build, run
 

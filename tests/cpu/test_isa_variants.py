@@ -14,7 +14,7 @@ import re
 import pytest
 
 from pipeline.cpu.graph_format import encode
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from tests.cpu import test_kernels as k
 from tests.cpu.cpu_helpers import assert_bit_exact, compare, write_check_cases
 from tests.runtime.runtime_helpers import build_dir, cmake_build, require, run

@@ -210,8 +210,8 @@ def test_the_linux_runner_quantizes_and_dequantizes_float_io(project, tmp_path):
 def test_a_wrong_kernel_result_fails_naming_the_first_differing_operator(project, tmp_path):
     """A CPU artifact whose first weight byte was flipped stands for a wrong kernel: the
     check must fail and name operator #0 (CONV2D), where the values first part."""
-    from pipeline.stages.cpu_verify import CpuMismatch, cpu_verify
-    from pipeline.stages.package import HEADER
+    from pipeline.cpu.verify import CpuMismatch, cpu_verify
+    from pipeline.ethosu.package import HEADER
 
     folder = project / "build" / "a53-cpu"
     data = bytearray((folder / "cnn" / "model.cpu.bin").read_bytes())

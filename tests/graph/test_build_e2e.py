@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages.package import read_artifact
+from pipeline.ethosu.package import read_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
 

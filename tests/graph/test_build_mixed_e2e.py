@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages.cpu_graph import BLOCKS as CPU_BLOCKS
-from pipeline.stages.mixed import SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
-from pipeline.stages.package import BLOCK_ORDER, HEADER, _pad16, read_artifact
+from pipeline.cpu.artifact import BLOCKS as CPU_BLOCKS
+from pipeline.ethosu.mixed import SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
+from pipeline.ethosu.package import BLOCK_ORDER, HEADER, _pad16, read_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
@@ -206,11 +206,11 @@ def test_sequence_runs_with_mock_npu_cpu_segment_bit_exact(project, built, mock_
     import numpy as np
     import torch
 
-    import pipeline.quant.program  # noqa: F401  (registers the q/dq ops _feeds uses)
-    from pipeline.stages.cpu_verify import NUMPY, _torch_order, _write_inputs
-    from pipeline.stages.verify import _feeds
+    import pipeline.programs  # noqa: F401  (registers the q/dq ops _feeds uses)
+    from pipeline.cpu.verify import NUMPY, _torch_order, _write_inputs
+    from pipeline.verify.check import _feeds
     from pipeline.tosa.flatbuffer import with_outputs
-    from pipeline.tosa.reference_model import run_reference_model
+    from pipeline.verify.reference_model import run_reference_model
 
     folder = project / "build" / "u55-fallback" / "scores"
     io = json.loads((folder / "io.json").read_text())
@@ -269,8 +269,8 @@ def test_a_wrong_cpu_segment_fails_naming_its_first_differing_operator(project, 
     from pipeline.config.boards import BOARDS
     from pipeline.cpu.graph_format import CONSTANT, DTYPES, TENSOR
     from pipeline.cpu.graph_format import HEADER as TCG
-    from pipeline.stages.cpu_verify import CpuMismatch
-    from pipeline.stages.mixed_verify import mixed_verify
+    from pipeline.cpu.verify import CpuMismatch
+    from pipeline.ethosu.mixed_verify import mixed_verify
 
     stage = next((project / "build" / ".stages" / "mixed").rglob("mixed.json")).parent
     data = bytearray((stage / "model.bin").read_bytes())

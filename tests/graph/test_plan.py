@@ -203,14 +203,14 @@ def test_export_code_covers_normalisation_and_the_operators_it_keeps():
     from pipeline.graph.plan import PIPELINE_DIR
 
     names = {p.relative_to(PIPELINE_DIR).as_posix() for p in code_files("export")}
-    assert {"normalise/table.py", "normalise/rewrites.py", "quant/decompose.py",
-            "quant/attention.py", "tosa/registry.py", "tosa/ops/op_conv2d.py"} <= names
+    assert {"normalise/table.py", "normalise/rewrites.py", "normalise/decompose.py",
+            "normalise/attention.py", "tosa/registry.py", "tosa/ops/op_conv2d.py"} <= names
 
 
 @pytest.mark.parametrize("stage, modules", [
     ("quantize", {"normalise/table.py", "tosa/registry.py", "tosa/ops/op_table.py"}),
     ("lower", {"config/tosa_spec.py", "normalise/rewrites.py"}),
-    ("verify", {"quant/program.py", "tosa/reference_model.py"}),
+    ("verify", {"programs.py", "verify/reference_model.py"}),
 ], ids=["quantize-normalises-again", "lower-parses-the-spec", "verify-loads-programs"])
 def test_stage_code_covers_the_modules_the_stage_runs(stage, modules):
     """A stage's key and file_dep cover the pipeline modules that shape its outputs: editing

@@ -22,10 +22,10 @@ import pytest
 from pipeline.cache.store import Store
 from pipeline.errors import UserError, VerificationError
 from pipeline.graph.alongside import jobs_allowed
-from pipeline.stages.vgf import tool
-from pipeline.stages.vgf_check import run_check
-from pipeline.stages.vulkan_env import vulkan_environment
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.vgf.convert import tool
+from pipeline.vgf.check import run_check
+from pipeline.vgf.vulkan import vulkan_environment
+from pipeline.verify.reference_model import run_reference_model
 from tests.graph.test_build_e2e import ROOT, doit, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,

@@ -63,7 +63,7 @@ def test_vgf_tasks_depend_on_the_graph_and_the_test_inputs(plan, tmp_path):
     (task,) = [t for t in tasks if t["name"] == check.name]
     assert {str(p) for p in check.inputs.values()} <= set(task["file_dep"])
     assert any(d.endswith("export/add/test_inputs.pt") for d in task["file_dep"])
-    assert any(d.endswith("stages/vulkan_env.py") for d in task["file_dep"])
+    assert any(d.endswith("vgf/vulkan.py") for d in task["file_dep"])
     assert task["targets"] == [str(check.outputs["report"])]
     tools = task["uptodate"][0].config["tools"]  # a converter/runner upgrade reruns it
     assert set(STAGE_PACKAGES["vgf_check"]) <= set(tools)

@@ -38,8 +38,8 @@ def compile_network(name: str, folder: Path, accelerators=ACCELERATORS) -> dict:
     """Quantize, lower, verify and Vela-compile one network; its verify report and figures."""
     from pipeline.config.npu import NpuConfig
     from pipeline.config.tosa_spec import DEFAULT_TOSA
-    from pipeline.stages.vela import run_vela
-    from pipeline.tosa.npu_constraints import check_npu_constraints
+    from pipeline.ethosu.vela import run_vela
+    from pipeline.ethosu.placement import check_npu_constraints
     from tests.tosa import lowering_cases
 
     model = network(name)()

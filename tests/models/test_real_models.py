@@ -28,7 +28,7 @@ def test_stft_front_end_gets_a_clear_error(tmp_path):
     """A log-mel front end computed with torch.stft (complex tensors) is out of scope: the
     build names the operator, the model line and what to do - no traceback."""
     from pipeline.errors import UnsupportedOperatorError
-    from pipeline.stages.export import load_attr
+    from pipeline.export.program import load_attr
     from tests.tosa.lowering_cases import lower_case
 
     model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()

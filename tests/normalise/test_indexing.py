@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipeline.normalise import is_normal
-from pipeline.stages.export import export_program
+from pipeline.export.program import export_program
 from tests.tosa.lowering_cases import Fn
 
 pytestmark = pytest.mark.needs_torch

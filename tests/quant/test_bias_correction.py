@@ -26,7 +26,7 @@ class DepthwiseNet(nn.Module):
 
 def normalised_and_samples(count: int = 8):
     from pipeline.normalise import normalise
-    from pipeline.stages.export import export_program
+    from pipeline.export.program import export_program
 
     torch.manual_seed(0)
     model = DepthwiseNet().eval()
@@ -149,7 +149,7 @@ def test_auto_keeps_the_correction_only_where_it_raises_the_calibration_sqnr():
     """The default (``auto``) quantizes with and without and keeps the graph of the higher
     SQNR over the calibration samples; the record says which and both figures."""
     from pipeline.quant.flow import quantize_with_record, sqnr_db
-    from pipeline.stages.export import export_program
+    from pipeline.export.program import export_program
 
     torch.manual_seed(0)
     model = DepthwiseNet().eval()

@@ -167,8 +167,8 @@ def test_the_quantize_stage_defaults_to_the_mse_observer(tmp_path):
     """End to end through export (inputs from a factory: Laplace samples) and the quantize
     stage with no settings: the program is the mse observer's, its input range is narrower
     than min/max's and its error over the test inputs lower."""
-    from pipeline.quant.program import load_program
-    from pipeline.stages.export import export
+    from pipeline.programs import load_program
+    from pipeline.export.program import export
     from pipeline.stages.quantize import quantize
 
     source = tmp_path / "tailed.py"

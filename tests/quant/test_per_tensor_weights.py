@@ -29,7 +29,7 @@ class SmallNet(nn.Module):
 
 @pytest.mark.parametrize("dtype", [INT8, A16W8])
 def test_per_tensor_weights_lower_and_verify(dtype, tmp_path):
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
 
     case, report = run_case(SmallNet().eval(), [(1, 3, 8, 8)], tmp_path, dtype, "per_tensor")
     assert report["passed"]

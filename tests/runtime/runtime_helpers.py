@@ -82,7 +82,7 @@ def zig_env() -> dict:
     return {**os.environ, "ETHOSU_RT_ZIG_PYTHON": sys.executable}
 
 
-# --- model artifacts made by the real packager (pipeline/stages/package.py) ---------------
+# --- model artifacts made by the real packager (pipeline/ethosu/package.py) ---------------
 
 def cop1(words: list[int], config: int = 0x00001807, ident: int = 0x10066001) -> bytes:
     """A COP1 payload laid out as Vela writes it (command stream at byte 32)."""
@@ -104,7 +104,7 @@ def make_artifact(tmp: Path, *, shape=(1, 8, 8, 16), dtype="int8", in_offset=0, 
     """
     import numpy as np
 
-    from pipeline.stages.package import package
+    from pipeline.ethosu.package import package
 
     cmd = cmd if cmd is not None else cop1(IDENTITY_WORDS)
     vela_shape = [1] * (6 - len(shape)) + list(shape)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages.c_array import write_c_array
+from pipeline.runtime.c_array import write_c_array
 from tests.runtime.runtime_helpers import (REPO, build_dir, cmake_build, ctest, make_artifact,
                                             require, run)
 

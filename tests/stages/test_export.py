@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import StageError
-from pipeline.stages.export import export
+from pipeline.export.program import export
 
 pytestmark = pytest.mark.needs_torch
 

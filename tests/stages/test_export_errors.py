@@ -24,7 +24,7 @@ import pytest
 
 from pipeline.errors import ConfigError, StageError, UserError
 from pipeline.graph import timeout
-from pipeline.stages.export import export, load_attr
+from pipeline.export.program import export, load_attr
 
 pytestmark = pytest.mark.needs_torch
 

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_stage_modules_import_without_torch():
     code = (
         "import sys; import pipeline.stages.quantize, pipeline.stages.lower, "
-        "pipeline.stages.verify; assert 'torch' not in sys.modules, 'torch imported'"
+        "pipeline.verify.check; assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
@@ -122,7 +122,7 @@ def test_input_names_must_match_the_model(tmp_path):
 
 
 def test_lower_stage_code_version_covers_the_decompositions_it_runs():
-    """lower_program decomposes float programs with quant/decompose.py: a change there must
+    """lower_program decomposes float programs with normalise/decompose.py: a change there must
     re-run the lower stage (its cache key hashes the stage's code files)."""
     from pipeline.graph.plan import code_files
 

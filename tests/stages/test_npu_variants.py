@@ -9,7 +9,7 @@ from torch import nn
 
 from pipeline.stages.lower import lower
 from pipeline.stages.quantize import quantize
-from pipeline.stages.verify import verify
+from pipeline.verify.check import verify
 from pipeline.tosa.flatbuffer import operator_names
 from tests.tosa.lowering_cases import export_case, run_vela
 

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.needs_torch
 
 
 def test_writes_a_loadable_quantized_program(tmp_path):
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
 
     case = export_case(torch.nn.Conv2d(3, 4, 3), [(1, 3, 6, 6)], tmp_path)
     out = tmp_path / "quantized.pt2"
@@ -42,9 +42,9 @@ def test_histogram_observer_raises_sqnr_of_the_example_cnn(tmp_path):
     """Measured through the whole chain (reference model vs float), not on observer internals."""
     from pathlib import Path
 
-    from pipeline.stages.export import export
+    from pipeline.export.program import export
     from pipeline.stages.lower import lower
-    from pipeline.stages.verify import verify
+    from pipeline.verify.check import verify
 
     root = Path(__file__).resolve().parents[2]
     out = export(root / "models" / "cnn.py", "SmallCNN", tmp_path,

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from pipeline.errors import StageError
-from pipeline.stages.vela import run_vela, vela_command
+from pipeline.ethosu.vela import run_vela, vela_command
 from tests.tosa.lowering_cases import lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]

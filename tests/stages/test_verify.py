@@ -69,7 +69,7 @@ def test_wrong_output_zero_point_fails_the_sqnr_rule(tmp_path):
 
 def test_sqnr_gate_allows_for_the_uncertainty_of_few_values():
     """40 logits estimate noise power to about +-22%: the gate widens there, not at scale."""
-    from pipeline.stages.verify_outputs import MAX_SQNR_LOSS_DB, sqnr_margin_db
+    from pipeline.verify.outputs import MAX_SQNR_LOSS_DB, sqnr_margin_db
 
     assert 2.5 < sqnr_margin_db(40) < 2.7
     assert MAX_SQNR_LOSS_DB < sqnr_margin_db(100_000) < MAX_SQNR_LOSS_DB + 0.04
@@ -95,7 +95,7 @@ class Residual(nn.Module):
 def _wrong_narrow(factor: float, zero_point_offset: int):
     """The add's output RESCALE with its scale times ``factor`` (2: the shift off by one) and
     its zero point moved by ``zero_point_offset``."""
-    from pipeline.tosa import emit
+    from pipeline.tosa.emit import common as emit
 
     def narrow(ctx, node, total, unit):
         out_q = ctx.qparams(node)
@@ -115,7 +115,7 @@ def _wrong_narrow(factor: float, zero_point_offset: int):
 def test_wrong_lowering_names_the_first_wrong_layer(
     tmp_path, monkeypatch, factor, zero_point_offset
 ):
-    from pipeline.tosa import elementwise
+    from pipeline.tosa.emit import elementwise
 
     monkeypatch.setattr(elementwise, "narrow", _wrong_narrow(factor, zero_point_offset))
     case = lower_case(Residual(), [(1, 3, 8, 8)], tmp_path)
@@ -216,7 +216,7 @@ def test_float_graph_report_and_summary_line(tmp_path):
     ],
 )
 def test_tolerance_policy(ops, types, expected):
-    from pipeline.stages.verify_outputs import tolerance_policy
+    from pipeline.verify.outputs import tolerance_policy
 
     tolerance, min_exact, reason = tolerance_policy(ops, types)
     assert (tolerance, min_exact) == expected
@@ -238,7 +238,7 @@ def test_tolerance_policy(ops, types, expected):
     ],
 )  # fmt: skip
 def test_tolerance_policy_behind_tables(ops, tables, expected):
-    from pipeline.stages.verify_outputs import tolerance_policy
+    from pipeline.verify.outputs import tolerance_policy
 
     tolerance, min_exact, reason = tolerance_policy(ops, ["int32"], tables)
     assert (tolerance, min_exact) == expected
@@ -266,7 +266,7 @@ def _runs(offsets, scale=0.01):
 def test_sqnr_rule_catches_systematic_offsets_only(offsets, passed):
     import numpy as np
 
-    from pipeline.stages.verify_outputs import compare_int
+    from pipeline.verify.outputs import compare_int
 
     entry = {"name": "y", "scale": 0.01, "zero_point": 0}
     result = compare_int(entry, _runs(np.array(offsets)), tolerance=1)
@@ -279,7 +279,7 @@ def test_sqnr_rule_spread_errors_allowed_where_the_graph_errs_anywhere():
     noise of errors spread over +-1 LSB; a systematic +1 is not."""
     import numpy as np
 
-    from pipeline.stages.verify_outputs import compare_int, noise_allowance
+    from pipeline.verify.outputs import compare_int, noise_allowance
 
     entry = {"name": "y", "scale": 0.01, "zero_point": 0}
     spread = np.resize([1, 0, 0, 0, -1, 0, 0, 0], 200)
@@ -299,7 +299,7 @@ def test_non_finite_float_outputs_are_compared_as_integers_only():
     undefined there) is counted and left out."""
     import numpy as np
 
-    from pipeline.stages.verify_outputs import compare_int
+    from pipeline.verify.outputs import compare_int
 
     entry = {"name": "scores", "scale": 0.01, "zero_point": 0, "qmin": -128}
     ideal = np.linspace(-1.0, 1.0, 100)
@@ -321,7 +321,7 @@ def test_values_where_the_float_function_is_undefined_are_counted_not_compared()
     there: such values are counted as undefined, the others compared."""
     import numpy as np
 
-    from pipeline.stages.verify_layers import Layer
+    from pipeline.verify.layers import Layer
 
     layer = Layer("quantize_acos", "acos", "acos", [4], [0], bound=0.5, check="bounded")
     exact = np.array([np.nan, 10.2, -3.0, np.nan])

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from pipeline.errors import StageError, UserError
-from pipeline.stages.vgf import convert, tool
-from pipeline.stages.vgf_check import _run_vgf
-from pipeline.stages.vulkan_env import (
+from pipeline.vgf.convert import convert, tool
+from pipeline.vgf.check import _run_vgf
+from pipeline.vgf.vulkan import (
     LAYERS,
     driver_fingerprint,
     emulation_layer_deploy,
@@ -179,7 +179,7 @@ def test_run_checks_of_one_process_share_one_runner(converted, tmp_path, monkeyp
     """The scenario runner is started once per build process and reused (it keeps the
     emulation layers loaded); a change of the Vulkan environment, or a runner that died,
     starts another; the outputs stay right throughout."""
-    from pipeline.stages.vgf_check import _Runner
+    from pipeline.vgf.check import _Runner
 
     def check(seed: int) -> int:
         samples = _samples(2 + seed)
@@ -202,7 +202,7 @@ def test_run_checks_of_one_process_share_one_runner(converted, tmp_path, monkeyp
 
 
 def test_a_runner_error_fails_the_check_and_the_runner_goes_on(converted):
-    from pipeline.stages.vgf_check import _Runner
+    from pipeline.vgf.check import _Runner
 
     wrong = [[np.zeros((1, 4, 2, 2), np.float32), np.zeros(SHAPE, np.float32)]]  # NCHW for NHWC
     with pytest.raises(StageError, match=r"^t/vgf_check: the scenario runner must run the \.vgf "

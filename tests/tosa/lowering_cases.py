@@ -13,10 +13,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from pipeline.stages.export import export_program
+from pipeline.export.program import export_program
 from pipeline.stages.lower import lower
 from pipeline.stages.quantize import quantize
-from pipeline.stages.verify import verify
+from pipeline.verify.check import verify
 from pipeline.tosa.flatbuffer import operator_names
 
 CALIBRATION_SAMPLES = 4
@@ -153,7 +153,7 @@ def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8,
 
 def run_vela(tosa: Path, accelerator: str, out_dir: Path) -> dict:
     """Compile with the project's Vela stage (raw output); return its figures.json."""
-    from pipeline.stages.vela import run_vela as vela_stage
+    from pipeline.ethosu.vela import run_vela as vela_stage
 
     outputs = vela_stage(tosa, out_dir, ["--accelerator-config", accelerator])
     return json.loads(outputs["figures"].read_text())
@@ -162,7 +162,7 @@ def run_vela(tosa: Path, accelerator: str, out_dir: Path) -> dict:
 def graph_before(program_path: Path, pass_name: str, spec: str = "TOSA-1.0+INT"):
     """The FX graph module of a saved program with every FX pass before ``pass_name`` applied,
     plus the pass context - for pass tests that count operators before and after."""
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
     from pipeline.tosa.lowering import attach_constants
     from pipeline.tosa.passes import FX_PASSES, PassContext
     from pipeline.tosa.spec import parse_spec

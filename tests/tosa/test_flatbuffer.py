@@ -3,7 +3,7 @@ import pytest
 from torch import nn
 
 from pipeline.tosa.flatbuffer import read_block, with_outputs
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from tests.tosa.lowering_cases import lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

@@ -91,7 +91,7 @@ class Normalize(nn.Module):
 
 
 def test_decomposed_operators_keep_the_users_source_line(tmp_path):
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
     from pipeline.tosa.lowering import lower_program
     from pipeline.tosa.spec import parse_spec
 

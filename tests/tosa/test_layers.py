@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.quant.program import load_program
+from pipeline.programs import load_program
 from tests.tosa.lowering_cases import FP, lower_case
 
 pytestmark = pytest.mark.needs_torch

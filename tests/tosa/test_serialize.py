@@ -5,7 +5,7 @@ from pipeline.errors import UserError
 from pipeline.tosa import serialize
 from pipeline.tosa.flatbuffer import operator_names, version
 from pipeline.tosa.graph import TosaGraph
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 
 pytestmark = pytest.mark.needs_tosa_ref

@@ -1,5 +1,5 @@
 """aten.add.Tensor -> ADD (int: RESCALE both inputs to a common int32 scale, ADD, RESCALE out;
-see ``pipeline/tosa/elementwise.py``), ``alpha`` included: ``torch.add(x, y, alpha=2)``.
+see ``pipeline/tosa/emit/elementwise.py``), ``alpha`` included: ``torch.add(x, y, alpha=2)``.
 
 int8 with a number (``x + 0.5``) is a function of one int8 input: one TABLE,
 exact and cheaper (Vela 5.2, 4096 values: Ethos-U55-128 4,672 vs 16,384 cycles for the
@@ -10,10 +10,10 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.elementwise import emit_add_sub, is_int8_function
+from pipeline.tosa.emit.elementwise import emit_add_sub, is_int8_function
 from pipeline.tosa.ops.op_table import emit_int8_table
 from pipeline.tosa.registry import lowers
-from pipeline.tosa.saturation import emit_masked, masked_operands
+from pipeline.tosa.emit.saturation import emit_masked, masked_operands
 
 
 @lowers("aten.add.Tensor")

@@ -1,6 +1,6 @@
 """aten.any / aten.all of a bool tensor -> REDUCE_ANY / REDUCE_ALL per reduced dim (exact).
 
-A number tensor reaches here compared with 0 first (``pipeline/quant/reductions.py``).
+A number tensor reaches here compared with 0 first (``pipeline/normalise/reductions.py``).
 Ethos-U55/U65 take neither operator (``npu_constraints`` names it); Ethos-U85 does.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers, target_name
 

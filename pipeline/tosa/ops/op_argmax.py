@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers, target_name
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit, movement
+from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 

@@ -23,11 +23,11 @@ import math
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.pooling import pair, pool_geometry
+from pipeline.tosa.emit.pooling import pair, pool_geometry
 from pipeline.tosa.registry import lowers
-from pipeline.tosa.window_matrix import MAX_WEIGHTS, window_average
+from pipeline.tosa.emit.window_matrix import MAX_WEIGHTS, window_average
 
 MAX_ADAPTIVE_CELLS = 64  # beyond this the SLICE/CONCAT decomposition gets too large
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit, fp_math
+from pipeline.tosa.emit import common as emit
+from pipeline.tosa.functions import fp_math
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import scalar_const
-from pipeline.tosa.fp_emit import _Float
+from pipeline.tosa.emit.elementwise import scalar_const
+from pipeline.tosa.emit.fp import _Float
 from pipeline.tosa.quant_math import DTYPE_RANGES, QParams
 from pipeline.tosa.registry import lowers
-from pipeline.tosa.rounding import CODES, Step, emit_step
+from pipeline.tosa.functions.rounding import CODES, Step, emit_step
 
 _FLOATS = ("fp32", "fp16", "bf16")
 _INTEGERS = ("int8", "int16", "int32")

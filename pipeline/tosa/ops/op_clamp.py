@@ -13,8 +13,8 @@ import math
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit
-from pipeline.tosa.activation import FLOAT_MAX, TARGETS, float_bounds
+from pipeline.tosa.emit import common as emit
+from pipeline.tosa.emit.activation import FLOAT_MAX, TARGETS, float_bounds
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.registry import lowers
 

@@ -21,9 +21,9 @@ import math
 import torch
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import ranked, scalar_const
+from pipeline.tosa.emit.elementwise import ranked, scalar_const
 from pipeline.tosa.quant_math import DTYPE_RANGES
 from pipeline.tosa.registry import lowers
 

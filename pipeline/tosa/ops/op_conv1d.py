@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit, layout
+from pipeline.tosa.emit import common as emit
+from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.conv import conv_geometry, emit_conv
+from pipeline.tosa.emit.conv import conv_geometry, emit_conv
 from pipeline.tosa.ops.op_conv2d import conv_arguments
 from pipeline.tosa.registry import lowers
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.conv import conv_geometry, emit_conv
+from pipeline.tosa.emit.conv import conv_geometry, emit_conv
 from pipeline.tosa.registry import lowers
 
 

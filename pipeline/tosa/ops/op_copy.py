@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import movement
+from pipeline.tosa.emit import movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
-from pipeline.tosa.elementwise import ranked
+from pipeline.tosa.emit.elementwise import ranked
 from pipeline.tosa.registry import lowers
 
 

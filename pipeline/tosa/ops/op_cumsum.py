@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit, layout, movement
+from pipeline.tosa.emit import common as emit, movement
+from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 

@@ -1,5 +1,5 @@
 """aten.embedding / index_select / index.Tensor (``table[ids]``, ``x[:, idx]``) -> GATHER of
-rows, or SLICE when constant indices are consecutive (``pipeline/tosa/gather.py``).
+rows, or SLICE when constant indices are consecutive (``pipeline/tosa/emit/gather.py``).
 
 ``nn.Embedding``'s ``padding_idx`` only changes training, so the lookup ignores it. In an
 int8 graph the table is one int8 tensor with per-tensor qparams that the output shares (the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import gather
+from pipeline.tosa.emit import gather
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 

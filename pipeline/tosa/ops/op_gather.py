@@ -16,7 +16,7 @@ import math
 
 from torch import fx
 
-from pipeline.tosa import emit, gather
+from pipeline.tosa.emit import common as emit, gather
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 

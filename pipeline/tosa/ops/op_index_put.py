@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import fx
 
-from pipeline.tosa import emit, gather, movement
+from pipeline.tosa.emit import common as emit, gather, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 

@@ -12,9 +12,9 @@ import math
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.conv import Conv2dGeometry, emit_conv2d
+from pipeline.tosa.emit.conv import Conv2dGeometry, emit_conv2d
 from pipeline.tosa.registry import lowers
 
 

@@ -16,9 +16,9 @@ import math
 import torch
 from torch import fx
 
-from pipeline.tosa import emit, movement
+from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.conv import ACC_TYPES
+from pipeline.tosa.emit.conv import ACC_TYPES
 from pipeline.tosa.ops.op_mm import visit_weighted_product
 from pipeline.tosa.registry import lowers
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.pooling import pool_geometry, pool_input
+from pipeline.tosa.emit.pooling import pool_geometry, pool_input
 from pipeline.tosa.registry import lowers
 
 

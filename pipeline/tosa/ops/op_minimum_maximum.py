@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import narrow, ranked, widen
+from pipeline.tosa.emit.elementwise import narrow, ranked, widen
 from pipeline.tosa.registry import lowers, target_name
 
 OPS = {

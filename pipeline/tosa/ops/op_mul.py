@@ -1,5 +1,5 @@
 """aten.mul.Tensor -> MUL (int: both inputs widened to int32 without their zero points, MUL,
-one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/elementwise.py``).
+one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/emit/elementwise.py``).
 
 Division by a scalar is times its reciprocal. Times a positive scalar (or 0) is only a RESCALE
 (the factor joins the scale); times a negative one negates the widened input with a SUB from 0
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import (
+from pipeline.tosa.emit.elementwise import (
     check_operands,
     emit_unquantized,
     narrow,
@@ -21,7 +21,7 @@ from pipeline.tosa.elementwise import (
     scalar_const,
     widen,
 )
-from pipeline.tosa.fp_emit import mul_shift
+from pipeline.tosa.emit.fp import mul_shift
 from pipeline.tosa.registry import lowers
 
 

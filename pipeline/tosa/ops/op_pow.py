@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import narrow, scalar_const, widen
-from pipeline.tosa.fp_emit import mul_shift
+from pipeline.tosa.emit.elementwise import narrow, scalar_const, widen
+from pipeline.tosa.emit.fp import mul_shift
 from pipeline.tosa.ops.op_table import visit_table
 from pipeline.tosa.registry import lowers
 

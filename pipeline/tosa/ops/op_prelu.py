@@ -27,10 +27,11 @@ import numpy as np
 import torch
 from torch import fx
 
-from pipeline.tosa import emit, layout
+from pipeline.tosa.emit import common as emit
+from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.elementwise import scalar_const
-from pipeline.tosa.fp_emit import mul_shift
+from pipeline.tosa.emit.elementwise import scalar_const
+from pipeline.tosa.emit.fp import mul_shift
 from pipeline.tosa.registry import lowers
 
 

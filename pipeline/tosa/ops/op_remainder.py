@@ -1,8 +1,8 @@
 """``a % b`` and ``torch.fmod(a, b)`` of integer tensors by a tensor -> INTDIV and integer
-arithmetic (``pipeline/tosa/int_math.py``; Ethos-U85 only: U55/U65 have no INTDIV).
+arithmetic (``pipeline/tosa/functions/int_math.py``; Ethos-U85 only: U55/U65 have no INTDIV).
 
 By a number they are unary functions (``unary.py``: a TABLE when quantized); float tensors
-by a tensor are written out before quantization (``pipeline/quant/division.py``).
+by a tensor are written out before quantization (``pipeline/normalise/division.py``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.int_math import divide
+from pipeline.tosa.functions.int_math import divide
 from pipeline.tosa.registry import lowers
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.registry import lowers
 

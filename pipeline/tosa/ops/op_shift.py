@@ -13,7 +13,7 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.elementwise import ranked, scalar_const
+from pipeline.tosa.emit.elementwise import ranked, scalar_const
 from pipeline.tosa.registry import lowers
 
 LEFT = ("aten.__lshift__.Scalar", "aten.__lshift__.Tensor", "aten.bitwise_left_shift.Tensor",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit, movement
+from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.ops.op_slice import bounds
 from pipeline.tosa.registry import lowers

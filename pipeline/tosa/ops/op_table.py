@@ -1,5 +1,5 @@
 """Unary element-wise functions on int8/int16 (gelu, sigmoid, tanh, exp, log, sin, acos,
-erfinv, floor, round, ``x // c``, ... : the registry ``pipeline/tosa/unary.py``) -> TABLE.
+erfinv, floor, round, ``x // c``, ... : the registry ``pipeline/tosa/functions/unary.py``) -> TABLE.
 
 An int8 input has 256 possible values, so the whole function is a 256-entry lookup table:
 entry ``i`` is what torch's q/dq graph computes for the input ``i - 128`` - dequantize in
@@ -33,12 +33,12 @@ import numpy as np
 import torch
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.fp_emit import _Float
+from pipeline.tosa.emit.fp import _Float
 from pipeline.tosa.registry import lowers
-from pipeline.tosa.rounding import emit_step
-from pipeline.tosa.table_split import (
+from pipeline.tosa.functions.rounding import emit_step
+from pipeline.tosa.functions.table_split import (
     emit_split,
     emit_split_high,
     fine_entries,
@@ -46,8 +46,8 @@ from pipeline.tosa.table_split import (
     split_code,
     split_high,
 )
-from pipeline.tosa.table_zoom import CODES, FLAT, zoom_factor
-from pipeline.tosa.unary import FUNCTIONS, Function, step_of
+from pipeline.tosa.functions.table_zoom import CODES, FLAT, zoom_factor
+from pipeline.tosa.functions.unary import FUNCTIONS, Function, step_of
 
 TABLE_TARGETS = tuple(FUNCTIONS)
 MARGIN = 1024  # int16: LSBs past the output range an entry keeps (the gain stays below 1.032)

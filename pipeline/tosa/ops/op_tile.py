@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import ranked
+from pipeline.tosa.emit.elementwise import ranked
 from pipeline.tosa.registry import lowers
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.ops.op_upsample import resize_inputs
 from pipeline.tosa.registry import lowers

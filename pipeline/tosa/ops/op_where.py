@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 from torch import fx
 
-from pipeline.tosa import emit
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
-from pipeline.tosa.elementwise import ranked
+from pipeline.tosa.emit.elementwise import ranked
 from pipeline.tosa.registry import lowers
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa.activation import TARGETS, float_bounds
+from pipeline.tosa.emit.activation import TARGETS, float_bounds
 from pipeline.tosa.passes.context import PassContext
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.tosa.graph import Operator, TosaGraph
-from pipeline.tosa import movement
+from pipeline.tosa.emit import movement
 from pipeline.tosa.passes import int_ops
 from pipeline.tosa.quant_math import encode_scale
 

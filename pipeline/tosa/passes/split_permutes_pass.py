@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import fx
 
-from pipeline.tosa.emit import same_quantization
+from pipeline.tosa.emit.common import same_quantization
 from pipeline.tosa.ops.op_permute import torch_permutation
 from pipeline.tosa.passes.context import PassContext
 

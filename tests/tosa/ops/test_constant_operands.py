@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from pipeline.normalise.constants import constant_values
-from pipeline.quant.program import load_program
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.programs import load_program
+from pipeline.ethosu.placement import check_npu_constraints
 from tests.tosa.lowering_cases import A16W8, INT8, Fn, integers, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

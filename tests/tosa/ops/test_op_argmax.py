@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipeline.errors import UserError
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.ethosu.placement import check_npu_constraints
 from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -57,7 +57,7 @@ def test_int16_argmax_is_named_on_u55(tmp_path):
     variant = case.variant("u55")
     with pytest.raises(UserError, match="ARGMAX on ethos-u55-128 must take int8 values"):
         check_npu_constraints(variant, "ethos-u55-128")
-    from pipeline.stages.vela import run_vela as vela_stage
+    from pipeline.ethosu.vela import run_vela as vela_stage
 
     raw = ["--accelerator-config=ethos-u55-128", *vela_args("ethos-u55-128")[2:]]  # unchecked
     with pytest.raises(StageError, match=r"Non-passthrough operation \(ArgMax\)"):

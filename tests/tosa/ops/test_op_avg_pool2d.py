@@ -34,7 +34,7 @@ def test_avg_pool2d_other_types_match_torch(dtype, tmp_path):
 
 def test_global_pool_uses_stride_1_for_ethos_u55(tmp_path):
     """U55 pools only with stride 1..3; a kernel covering the input gets stride 1."""
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
     from pipeline.tosa.lowering import lower_program
     from pipeline.tosa.spec import parse_spec
 

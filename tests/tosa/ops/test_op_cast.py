@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.ethosu.placement import check_npu_constraints
 from tests.tosa.lowering_cases import (
     A16W8,
     FP,

@@ -20,7 +20,7 @@ class MergeHeads(nn.Module):
 
 
 def test_clone_adds_no_operator(tmp_path):
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
 
     case, report = run_case(MergeHeads(), [(1, 2, 6, 4)], tmp_path, INT8)
     assert report["passed"]
@@ -31,7 +31,7 @@ def test_clone_adds_no_operator(tmp_path):
 
 def test_clone_adds_no_operator_in_float(tmp_path):
     """The FP profile lowers the normalised float program: no clone, no IDENTITY."""
-    from pipeline.quant.program import load_program
+    from pipeline.programs import load_program
 
     case, report = run_case(MergeHeads(), [(1, 2, 6, 4)], tmp_path, FP)
     assert report["passed"]

@@ -1,4 +1,4 @@
-"""conv3d: written out as one conv2d over stacked depth taps (pipeline/quant/conv3d.py), then
+"""conv3d: written out as one conv2d over stacked depth taps (pipeline/normalise/conv3d.py), then
 the TOSA reference model against torch, int8 / a16w8 / FP, and Vela's placement."""
 
 import pytest

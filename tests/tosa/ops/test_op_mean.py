@@ -70,7 +70,7 @@ def test_mean_over_dims_apart_in_the_layout_matches_torch(module, shape, dtype, 
 
 def test_a_sum_of_more_values_than_ethos_u55_sums_at_once_is_split():
     """Vela sums at most 65536 values with a zero point on U55: 256 x 400 is two sums."""
-    from pipeline.tosa.reduction import MAX_SUMMED, Reduction
+    from pipeline.tosa.emit.reduction import MAX_SUMMED, Reduction
 
     r = Reduction([1, 2], (1, 256, 400), keepdim=True)
     assert r.steps(MAX_SUMMED) == [(256, 400, 1), (1, 256, 1)]

@@ -1,5 +1,5 @@
 """PAD (a constant pad no conv2d absorbs) and the reflect / replicate / circular modes
-(slices and a concat, pipeline/quant/padding.py): reference model against torch."""
+(slices and a concat, pipeline/normalise/padding.py): reference model against torch."""
 
 import json
 
@@ -105,7 +105,7 @@ def test_reflect_replicate_circular_pads_are_slices_and_a_concat(module, shape, 
 @pytest.mark.needs_vela
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u85-256"])
 def test_pad_modes_run_on_the_npus(accelerator, tmp_path):
-    from pipeline.stages.vela import run_vela
+    from pipeline.ethosu.vela import run_vela
     from tests.models.networks import vela_args
 
     case, report = run_case(StyleBlock(), [(1, 4, 8, 8)], tmp_path)

@@ -1,5 +1,5 @@
 """``a % b`` / ``torch.fmod(a, b)`` by a tensor: integers -> INTDIV arithmetic; floats are
-written out before quantization (``pipeline/quant/division.py``) and verified per layer."""
+written out before quantization (``pipeline/normalise/division.py``) and verified per layer."""
 
 import pytest
 import torch

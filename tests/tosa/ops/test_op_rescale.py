@@ -36,7 +36,7 @@ class Requantize(nn.Module):
     ],
 )
 def test_requantize_is_one_rescale(s1, z1, s2, z2, dtype, spec, tmp_path):
-    import pipeline.quant.program  # noqa: F401  (registers the q/dq operators)
+    import pipeline.programs  # noqa: F401  (registers the q/dq operators)
     from pipeline.stages.lower import lower
     from pipeline.tosa.flatbuffer import operator_names
 

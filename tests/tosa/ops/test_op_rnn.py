@@ -1,4 +1,4 @@
-"""nn.LSTM and nn.GRU (unrolled by pipeline/quant/recurrent.py): reference model against torch,
+"""nn.LSTM and nn.GRU (unrolled by pipeline/normalise/recurrent.py): reference model against torch,
 int8 / a16w8 / FP, in the configurations keyword-spotting and sequence models use."""
 
 import pytest

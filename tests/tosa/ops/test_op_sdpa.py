@@ -1,5 +1,5 @@
 """scaled_dot_product_attention and nn.MultiheadAttention (written out by
-pipeline/quant/attention.py): reference model against torch, int8 / a16w8 / FP, on the
+pipeline/normalise/attention.py): reference model against torch, int8 / a16w8 / FP, on the
 shapes of small ViT / BERT / decoder blocks, every kind of mask."""
 
 import numpy as np
@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from tests.tosa.lowering_cases import A16W8, FP, INT8, random_inputs, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

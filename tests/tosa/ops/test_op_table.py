@@ -1,6 +1,6 @@
 """TABLE (int8 gelu, sigmoid, tanh, hardswish, silu, sin, acos, logit, erfinv, ...; the registry
-``pipeline/tosa/unary.py``) and their float forms (FP profile): reference model against torch.
-The rounding functions have their own tests (``tests/tosa/test_rounding.py``)."""
+``pipeline/tosa/functions/unary.py``) and their float forms (FP profile): reference model against torch.
+The rounding functions have their own tests (``tests/tosa/functions/test_rounding.py``)."""
 
 import pytest
 import torch
@@ -101,7 +101,7 @@ def test_table_functions_in_float_match_torch(module, shape, ops, tmp_path):
 
 def test_every_table_target_has_a_float_case():
     from pipeline.tosa.ops.op_table import TABLE_TARGETS
-    from pipeline.tosa.unary import FUNCTIONS
+    from pipeline.tosa.functions.unary import FUNCTIONS
 
     assert all(FUNCTIONS[target].float_form is not None for target in TABLE_TARGETS)
     covered = set()
@@ -118,7 +118,7 @@ def test_table_int16_interpolates_within_one_lsb(module, shape, tmp_path):
     case, report = run_case(module, [shape], tmp_path, A16W8)
     assert report["passed"]
     assert report["outputs"][0]["max_abs_diff_int"] <= 1
-    if isinstance(module, nn.Hardswish):  # fixed point, not a TABLE (pipeline/tosa/piecewise.py)
+    if isinstance(module, nn.Hardswish):  # fixed point, not a TABLE (pipeline/tosa/functions/piecewise.py)
         assert case.ops() == ["RESCALE", "ADD", "MAXIMUM", "MINIMUM", "RESCALE", "MUL", "RESCALE"]
     else:
         assert case.ops() == ["TABLE", "RESCALE"]
@@ -128,8 +128,8 @@ def test_table_int16_interpolates_within_one_lsb(module, shape, tmp_path):
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u85-256"])
 @pytest.mark.parametrize("amplitude", [1.0, 40.0], ids=["plain", "zoomed"])
 def test_int16_table_runs_on_the_npu(accelerator, amplitude, tmp_path):
-    from pipeline.stages.vela import run_vela
-    from pipeline.tosa.npu_constraints import check_npu_constraints
+    from pipeline.ethosu.vela import run_vela
+    from pipeline.ethosu.placement import check_npu_constraints
     from tests.models.networks import vela_args
 
     case, _ = run_case(nn.Sigmoid(), [((1, 8), amplitude)], tmp_path / "case", A16W8)
@@ -139,7 +139,7 @@ def test_int16_table_runs_on_the_npu(accelerator, amplitude, tmp_path):
 
 
 def test_steep_int16_table_gets_a_zoomed_table_near_zero(tmp_path):
-    """rsqrt over [0.01, 4]: one table was 1800 LSBs off near 0.01 (tosa/table_split.py)."""
+    """rsqrt over [0.01, 4]: one table was 1800 LSBs off near 0.01 (tosa/functions/table_split.py)."""
     spec = uniform((1, 8, 257), 0.01, 4)
     case, report = run_case(Lambda(torch.rsqrt), [spec], tmp_path, A16W8)
     assert report["passed"], report["outputs"]
@@ -175,7 +175,7 @@ def test_int16_table_steep_at_the_top_gets_a_zoomed_table_above(module, spec, tm
 
 
 # Saturating functions over inputs far wider than where they change (the reference's tanh ramp
-# over +-16, logits of a softmax): without the zoom (pipeline/tosa/table_zoom.py) the curved
+# over +-16, logits of a softmax): without the zoom (pipeline/tosa/functions/table_zoom.py) the curved
 # part gets a few of the 513 entries and the SQNR falls 3-12 dB below torch's.
 # exp keeps its curvature near 0 (e**x): 6 LSBs at zoom 4, 90 without.
 WIDE_CASES = [

@@ -4,7 +4,7 @@ import pytest
 from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError, UserError
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.ethosu.placement import check_npu_constraints
 from pipeline.tosa.ops.op_upsample import axis_parameters, parameter_limits, resize_parameters
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 

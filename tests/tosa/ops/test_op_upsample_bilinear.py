@@ -13,9 +13,9 @@ from torch import nn
 
 from pipeline.errors import UnsupportedOperatorError, UserError
 from pipeline.stages.lower import lower
-from pipeline.stages.verify import verify
+from pipeline.verify.check import verify
 from pipeline.tosa.flatbuffer import operator_names
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.ethosu.placement import check_npu_constraints
 from pipeline.tosa.ops.op_upsample import axis_parameters, parameter_limits, resize_parameters
 from tests.tosa.lowering_cases import A16W8, FP, INT8, SPECS, Case, run_case, run_vela
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.stages.verify import _from_tosa, _to_tosa
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.check import _from_tosa, _to_tosa
+from pipeline.verify.reference_model import run_reference_model
 from tests.tosa.lowering_cases import A16W8, FP, INT8, Fn, booleans, integers, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

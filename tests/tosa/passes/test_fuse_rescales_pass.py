@@ -5,7 +5,7 @@ from pipeline.tosa import serialize
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.passes import fuse_rescales_pass
 from pipeline.tosa.quant_math import encode_scale
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 
 pytestmark = pytest.mark.needs_tosa_ref

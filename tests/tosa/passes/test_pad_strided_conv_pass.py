@@ -7,7 +7,7 @@ from torch import nn
 
 from pipeline.errors import UserError
 from pipeline.tosa.flatbuffer import operator_names
-from pipeline.tosa.npu_constraints import check_npu_constraints
+from pipeline.ethosu.placement import check_npu_constraints
 from tests.tosa.lowering_cases import A16W8, INT8, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref, pytest.mark.needs_vela]

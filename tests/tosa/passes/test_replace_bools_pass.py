@@ -10,12 +10,12 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.quant.program import load_program
+from pipeline.programs import load_program
 from pipeline.tosa import serialize
 from pipeline.tosa.lowering import lower_program
-from pipeline.tosa.npu_constraints import read_operators, violations
+from pipeline.ethosu.placement import read_operators, violations
 from pipeline.tosa.passes import replace_bools_pass
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.tosa.lowering_cases import INT8, SPECS, booleans, integers, lower_case, run_vela
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 from torch import nn
 
-from pipeline.quant.program import load_program
+from pipeline.programs import load_program
 from pipeline.tosa import serialize
 from pipeline.tosa.lowering import lower_program
 from pipeline.tosa.passes import replace_gather_pass
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.tosa.lowering_cases import A16W8, Fn, INT8, SPECS, integers, lower_case, run_vela
 
@@ -112,7 +112,7 @@ def test_ethos_u55_places_the_one_hot_form(name, dtype, tmp_path):
 
 
 def load_ops(path):
-    from pipeline.tosa.npu_constraints import read_operators
+    from pipeline.ethosu.placement import read_operators
 
     return read_operators(path)
 
@@ -128,7 +128,7 @@ def load_ops(path):
 def test_constant_rows_by_weights_or_runs(name, fn, shape, form, dtype, tmp_path):
     """A GATHER at constant rows (forced in the common graph): the variant's one-hot CONV2D or
     SLICEs + CONCAT give its integers bit for bit."""
-    from pipeline.tosa import movement
+    from pipeline.tosa.emit import movement
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(movement, "pieces_cheaper", lambda *args: False)  # always a GATHER

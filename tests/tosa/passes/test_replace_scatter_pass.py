@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.quant.program import load_program
+from pipeline.programs import load_program
 from pipeline.tosa import serialize
 from pipeline.tosa.lowering import lower_program
 from pipeline.tosa.passes import replace_gather_pass, replace_scatter_pass
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.tosa.lowering_cases import A16W8, INT8, Fn, lower_case
 

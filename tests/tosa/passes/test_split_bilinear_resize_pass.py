@@ -10,12 +10,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline.quant.program import load_program
+from pipeline.programs import load_program
 from pipeline.tosa import serialize
 from pipeline.tosa.lowering import lower_program
 from pipeline.tosa.passes import split_bilinear_resize_pass
 from pipeline.tosa.passes.split_bilinear_resize_pass import axis_filter
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.tosa.lowering_cases import A16W8, FP, INT8, SPECS, lower_case
 

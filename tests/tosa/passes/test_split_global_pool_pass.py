@@ -9,7 +9,7 @@ import pytest
 from pipeline.tosa import serialize
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.passes import split_global_pool_pass
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 from tests.tosa.lowering_cases import run_vela
 

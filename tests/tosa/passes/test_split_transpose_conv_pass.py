@@ -11,7 +11,7 @@ from pipeline.tosa import serialize
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.passes import split_transpose_conv_pass
 from pipeline.tosa.quant_math import encode_scale
-from pipeline.tosa.reference_model import run_reference_model
+from pipeline.verify.reference_model import run_reference_model
 from pipeline.tosa.spec import parse_spec
 
 RUNS = {"u55": split_transpose_conv_pass.run_u55, "u85": split_transpose_conv_pass.run_u85}

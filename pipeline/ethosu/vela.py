@@ -1,0 +1,111 @@
+"""Vela stage: compile a TOSA flatbuffer for one Ethos-U configuration (raw output).
+
+Outputs: ``model_vela.npz`` (command stream, weights, IO layout), ``summary.csv`` (Vela's
+per-network figures), ``per_layer.csv`` (Vela's per-layer estimates: cycles, MACs, memory
+accesses of each NPU operator; the report's costliest layers) and ``figures.json`` (the
+figures the target report shows).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.errors import StageError
+
+_OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
+
+# Vela summary columns copied into the report, with the unit each is in.
+_FIGURES = {
+    "cycles_npu": "cycles", "cycles_total": "cycles", "inference_time": "s",
+    "inferences_per_second": "1/s", "nn_macs": "MACs", "sram_memory_used": "KiB",
+    "dram_memory_used": "KiB", "on_chip_flash_memory_used": "KiB",
+    "off_chip_flash_memory_used": "KiB", "total_npu_encoded_weights": "bytes",
+    "accelerator_configuration": "", "system_config": "", "memory_mode": "",
+}
+
+
+def vela_command() -> list[str]:
+    """Vela's entry point in the running interpreter's environment."""
+    exe = Path(sys.executable).with_name("vela")
+    return [str(exe)] if exe.exists() else [shutil.which("vela") or "vela"]
+
+
+def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "") -> dict[str, Path]:
+    """Compile ``tosa`` with Vela and collect its outputs.
+
+    Args:
+        tosa: the TOSA flatbuffer.
+        out_dir: folder receiving ``model_vela.npz``, ``summary.csv``, ``per_layer.csv``,
+            ``figures.json``.
+        vela_args: options from the target's NPU config (accelerator, ini, system config, ...).
+
+    Returns:
+        Output role -> path.
+
+    Raises:
+        UserError: an operator breaks the NPU's constraints (checked before Vela, naming the
+            model line and the rule).
+        StageError: Vela failed, or placed any operator on the CPU (no silent fallback).
+    """
+    from pipeline.ethosu.placement import check_npu_constraints
+
+    if "--accelerator-config" in vela_args:
+        accelerator = vela_args[list(vela_args).index("--accelerator-config") + 1]
+        check_npu_constraints(tosa, accelerator, where)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
+        network = Path(tmp) / "model.tosa"
+        shutil.copyfile(tosa, network)
+        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates).
+        command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
+                   "--output-dir", str(Path(tmp) / "out"), str(network)]
+        proc = subprocess.run(command, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise StageError(where, f"vela must compile the network; it exited {proc.returncode}",
+                             command, proc.stderr or proc.stdout)
+        npz = Path(tmp) / "out" / "model_vela.npz"
+        summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
+        per_layer = Path(tmp) / "out" / "model_per-layer.csv"
+        if not npz.is_file() or not summaries or not per_layer.is_file():
+            raise StageError(where, "vela must write model_vela.npz, a summary and per-layer "
+                             "estimates; got "
+                             f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
+        figures = parse_figures(summaries[0], proc.stdout)
+        if figures["cpu_operators"]:
+            raise StageError(where, "every operator must run on the NPU; Vela left "
+                             f"{figures['cpu_operators']} on the CPU", command, proc.stdout)
+        outputs = {"npz": out_dir / "model_vela.npz", "summary": out_dir / "summary.csv",
+                   "layers": out_dir / "per_layer.csv", "figures": out_dir / "figures.json"}
+        shutil.copyfile(npz, outputs["npz"])
+        shutil.copyfile(per_layer, outputs["layers"])
+        shutil.copyfile(summaries[0], outputs["summary"])
+    outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
+    return outputs
+
+
+def parse_figures(summary_csv: Path, stdout: str) -> dict:
+    """Per-network figures from Vela's summary CSV and its operator counts from stdout."""
+    with open(summary_csv, newline="") as handle:
+        row = next(csv.DictReader(handle))
+    figures: dict = {}
+    for name in _FIGURES:
+        value = row.get(name, "")
+        try:
+            number = float(value)
+            figures[name] = int(number) if number.is_integer() and "time" not in name else number
+        except ValueError:
+            figures[name] = value
+    counts = {kind.lower(): int(n) for kind, n, _ in _OPERATORS.findall(stdout)}
+    figures["cpu_operators"] = counts.get("cpu", 0)
+    figures["npu_operators"] = counts.get("npu", 0)
+    total = figures["cpu_operators"] + figures["npu_operators"]
+    figures["npu_op_share"] = figures["npu_operators"] / total if total else 1.0
+    return figures
