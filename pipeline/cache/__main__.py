@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from pipeline.cache.maintenance import gc_store, parse_age, parse_size, verify_store
-from pipeline.cache.store import MANIFEST, Store
+from pipeline.cache.store import store_root, MANIFEST, Store
 
 
 def _mib(size: int) -> str:
@@ -18,8 +18,6 @@ def _mib(size: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 damaged entries, 2 bad usage)."""
-    from pipeline.graph.project import store_root
-
     parser = argparse.ArgumentParser(prog="python -m pipeline.cache",
                                      description="Check, trim, push or pull the store.")
     parser.add_argument("--store", help="store folder (default: $ETHOSU_PIPELINE_STORE, else "

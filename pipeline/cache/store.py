@@ -28,6 +28,7 @@ from pathlib import Path
 from pipeline.cache.key import file_digest
 
 MANIFEST = "manifest.json"
+DEFAULT_STORE = Path("~/.cache/ethosu-pipeline/store")
 QUARANTINE = "quarantine"
 STALE_SECONDS = 3600  # a store write takes seconds; an older staging folder is a leftover
 _CHUNK = 1 << 20
@@ -226,3 +227,9 @@ def copy_atomic(src: Path, dest: Path, sha256: str | None = None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def store_root(value: str | None) -> Path:
+    """The store: ``store=PATH``, else $ETHOSU_PIPELINE_STORE, else ~/.cache/ethosu-pipeline/store."""
+    raw = value or os.environ.get("ETHOSU_PIPELINE_STORE") or str(DEFAULT_STORE)
+    return Path(raw).expanduser().resolve()

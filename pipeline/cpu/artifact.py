@@ -14,21 +14,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.ethosu.package import _io_meta, block, write_atomic
+from pipeline.artifact import block, io_meta
+from pipeline.files import write_atomic
 
 BLOCKS = ("cpu_graph", "io_meta", "cpu_end_stream")
 
 
 def cpu_artifact(graph: bytes, io: dict) -> bytes:
     """The CPU artifact's bytes: the graph and the IO metadata in blocks (``BLOCKS``)."""
-    return block("cpu_graph", graph) + block("io_meta", _io_meta(io)) + block("cpu_end_stream", b"")
+    return block("cpu_graph", graph) + block("io_meta", io_meta(io)) + block("cpu_end_stream", b"")
 
 
 def arena_bytes(artifact: Path) -> int:
     """The arena a CPU artifact's memory plan needs (from its graph header): the firmware's
     static arena is exactly this big."""
     from pipeline.cpu.graph_format import HEADER as GRAPH_HEADER
-    from pipeline.ethosu.package import read_artifact
+    from pipeline.artifact import read_artifact
 
     graph = read_artifact(Path(artifact).read_bytes(), BLOCKS)["cpu_graph"]
     return GRAPH_HEADER.unpack_from(graph)[3]

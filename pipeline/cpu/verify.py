@@ -179,7 +179,7 @@ def cpu_verify(inputs: dict, report: Path, *, qemu: str, qemu_cpu: str, cpu: str
     import torch
 
     import pipeline.programs  # noqa: F401  (registers the q/dq ops _feeds quantizes with)
-    from pipeline.ethosu.package import write_atomic
+    from pipeline.files import write_atomic
     from pipeline.verify.check import _feeds
 
     io = json.loads(Path(inputs["io"]).read_text())

@@ -24,7 +24,9 @@ import tempfile
 from pathlib import Path
 
 from pipeline.cpu.artifact import cpu_artifact
-from pipeline.ethosu.package import DTYPES, ELEM_SIZE, _io_meta, block, model_artifact, write_atomic
+from pipeline.artifact import DTYPES, ELEM_SIZE, block, io_meta
+from pipeline.ethosu.package import model_artifact
+from pipeline.files import write_atomic
 
 SEQUENCE_MAGIC = 0x5145534D  # b"MSEQ"
 SEQUENCE_VERSION = 1
@@ -180,7 +182,7 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
             blobs.append(blob)
             entries.append(entry)
     data = b"".join([block("sequence", sequence_block(tensors, parts)), *blobs,
-                     block("io_meta", _io_meta(io)), block("sequence_end", b"")])
+                     block("io_meta", io_meta(io)), block("sequence_end", b"")])
     operators = [{"index": p.index, "op": p.op, "location": p.location, "outputs": list(p.outputs),
                   "runs_on": p.runs_on, "segment": k, **({"reason": p.reason} if p.reason else {})}
                  for k, part in enumerate(parts) for p in part.ops]

@@ -67,14 +67,14 @@ def _program(k: int, artifact: Path, options: dict, cmake_dir: Path, where: str)
 
 def _segment_blocks(data: bytes) -> list[bytes]:
     """The ``cpu_segment`` payloads of a sequence artifact, in order."""
-    from pipeline.ethosu.package import HEADER, _pad16
+    from pipeline.artifact import HEADER, pad16
 
     found, pos = [], 0
     while pos < len(data):
         name, size, _, _ = HEADER.unpack_from(data, pos)
         if name.rstrip(b"\0") == b"cpu_segment":
             found.append(data[pos + HEADER.size:pos + HEADER.size + size])
-        pos += HEADER.size + _pad16(size)
+        pos += HEADER.size + pad16(size)
     return found
 
 
@@ -105,7 +105,7 @@ def mixed_verify(inputs: dict, report: Path, *, options: dict, cmake_dir: Path,
     from pipeline.cpu.tosa_read import read_graph
     from pipeline.cpu.verify import run_feeds
     from pipeline.ethosu.mixed import _segment_io
-    from pipeline.ethosu.package import write_atomic
+    from pipeline.files import write_atomic
     from pipeline.verify.check import _feeds
     from pipeline.ethosu.split import place, segments, subgraph
 

@@ -66,8 +66,9 @@ def load_attr(path: Path, attr: str, where: str):
     return getattr(module, attr)
 
 
-def export_program(model, example: tuple, where: str = ""):
-    """``torch.export`` of ``model`` on ``example``, normalised (``pipeline.normalise``).
+def export_program(model, example: tuple, where: str = "", *, lowered: frozenset[str]):
+    """``torch.export`` of ``model`` on ``example``, normalised (``pipeline.normalise``) for a
+    lowering that takes the operators ``lowered`` as they are.
 
     Raises:
         StageError: torch.export cannot capture the model.
@@ -82,7 +83,7 @@ def export_program(model, example: tuple, where: str = ""):
     except USER_EXCEPTIONS as exc:  # the user's forward() runs while it is traced
         raise StageError(where, f"torch.export must capture the model; it raised "
                                 f"{describe(exc)}") from exc
-    return normalise(program)
+    return normalise(program, lowered)
 
 
 def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:
@@ -98,7 +99,7 @@ def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:
     """
     import torch
 
-    from pipeline.tosa.context import source_of
+    from pipeline.fx import source_of
 
     if program.graph_signature.buffers_to_mutate:
         return  # running it would change the buffers that are saved
@@ -173,7 +174,8 @@ def _drawer(specs: list[dict] | None, factory: tuple[Path, str] | None, where: s
 def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None = None,
            input_factory: tuple[Path, str] | None = None, seed: int = 0,
            calibration_samples: int = 16, calibration_seed: int = 1,
-           calibration_folder: Path | None = None, where: str = "") -> dict[str, Path]:
+           calibration_folder: Path | None = None, where: str = "",
+           lowered: frozenset[str]) -> dict[str, Path]:
     """Export the model with torch.export and write its calibration and test inputs.
 
     Args:
@@ -184,6 +186,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
         seed: seed of the example input; test inputs use seeds after it.
         calibration_samples, calibration_seed: random calibration set, unless
         calibration_folder: a folder of saved samples.
+        lowered: the operators the lowering takes as they are (``export_program``).
 
     Returns:
         Output role -> path.
@@ -211,7 +214,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
     for i in range(1, TEST_INPUT_SETS):
         label = f"test input set {i}"
         tests[label] = draw(seed + _TEST_SEED_OFFSET + i - 1, label, example)
-    program = export_program(model, example, where)
+    program = export_program(model, example, where, lowered=lowered)
     # Whether a float input runs is decided by its shape and dtype, checked above: the example
     # stands for all. Integer inputs (ids, masks) run or not by their values (an id past the
     # embedding), so then every sample runs once here, where a failure can name it.

@@ -5,8 +5,8 @@ pipeline per operator, and a serial build (doit's default) runs the checks one a
 with the other cores idle. So a check's task in a serial build runs every ready, pending check
 of the build - its own and its peers' (the same stage's invocations that the selected targets
 need) whose inputs are there and whose entries the store lacks - from one queue: this process
-takes checks one after another, and a ``python -m pipeline.graph.alongside`` worker per further
-core takes the others. Each check is ``run_stage`` itself (the same key, time limit, store entry
+takes checks one after another, and a ``python -m pipeline.graph.alongside_worker`` worker per further
+core takes the others (``alongside_worker.py``). Each check is ``run_stage`` itself (the same key, time limit, store entry
 and remote upload as its task would make), so a peer's own task then finds the entry and
 restores it. A check that fails stores nothing: its own task runs it again and reports the
 failure as usual. A peer is considered until it ran side by side or was found stored, so the
@@ -63,7 +63,7 @@ def in_doit_worker() -> bool:
 
 
 def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_root: str,
-                  remote_config=None, *, pending=None) -> None:
+                  remote_config=None, *, pending, run) -> None:
     """In a serial build: run ``inv`` and those of its ``peers`` that are ready (their inputs
     are there) and pending side by side. Each peer is considered until it ran here or was
     found stored, so a check whose inputs are made later (another target's) joins the side
@@ -76,6 +76,7 @@ def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_ro
         inv: the invocation whose task is running now (among ``peers``).
         peers: (invocation, where) of every task of the stage in the build.
         pending: ``(inv) -> bool``, whether the store lacks the invocation's entry.
+        run: ``actions.run_stage``, which runs one (this process's share of the queue).
     """
     if in_doit_worker() or jobs_allowed() < 2:
         return
@@ -95,7 +96,6 @@ def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_ro
           f"time", flush=True)
     started = time.perf_counter()
     from pipeline.graph import timeout
-    from pipeline.graph.actions import run_stage
 
     queue = list(todo)
     lock = threading.Lock()
@@ -109,7 +109,7 @@ def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_ro
     try:
         while (job := take()) is not None:
             try:
-                run_stage(job[0], store_root, job[1], remote_config)
+                run(job[0], store_root, job[1], remote_config)
             except Exception:  # noqa: BLE001 - the peer's own task runs it again and reports
                 pass
         for worker in workers:
@@ -121,18 +121,18 @@ def run_alongside(inv: Invocation, peers: list[tuple[Invocation, str]], store_ro
           f"wall", flush=True)
 
 
-_DONE = "\x00alongside done"
+DONE = "\x00alongside done"
 
 
 class _Worker:
-    """A ``python -m pipeline.graph.alongside`` process fed invocations by a thread."""
+    """A ``python -m pipeline.graph.alongside_worker`` process fed invocations by a thread."""
 
     def __init__(self, store_root: str, remote_config, seconds, lock, take):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_DIR),
                                                           env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "pipeline.graph.alongside", str(seconds or 0)],
+            [sys.executable, "-P", "-m", "pipeline.graph.alongside_worker", str(seconds or 0)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.store_root, self.remote_config, self.lock, self.take = \
             store_root, remote_config, lock, take
@@ -150,12 +150,12 @@ class _Worker:
             last = ""
             for raw in self.proc.stdout:
                 line = raw.decode(errors="replace").rstrip("\n")
-                if line.startswith(_DONE):
+                if line.startswith(DONE):
                     break
                 last = line or last
             else:
                 return  # the worker died mid-job
-            if line == f"{_DONE} 0" and last:
+            if line == f"{DONE} 0" and last:
                 with self.lock:
                     print(last, flush=True)
 
@@ -167,29 +167,3 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def main(argv: list[str]) -> int:
-    """Worker: ``run_stage`` on each pickled (invocation, store, where, remote) read from
-    stdin (8-byte length, then the pickle), then a line ``<_DONE> <0|1>`` (1: the stage
-    failed; its own task reports why)."""
-    from doit.exceptions import TaskFailed
-
-    from pipeline.graph import timeout
-    from pipeline.graph.actions import run_stage
-
-    timeout.configure(argv[0] if argv else None)
-    stdin = sys.stdin.buffer
-    while len(size := stdin.read(8)) == 8:
-        inv, store_root, where, remote_config = pickle.loads(stdin.read(int.from_bytes(size,
-                                                                                   "little")))
-        try:
-            failed = isinstance(run_stage(inv, store_root, where, remote_config), TaskFailed)
-        except Exception:  # noqa: BLE001 - a bug: the peer's own task shows its traceback
-            failed = True
-        print(f"{_DONE} {int(failed)}", flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

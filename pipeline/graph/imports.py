@@ -10,6 +10,8 @@ versions in the key instead. Imports made at run time (``importlib``) are not se
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from pathlib import Path
 
 
@@ -66,3 +68,75 @@ def local_imports(path: Path, roots: tuple[Path, ...] = ()) -> list[Path]:
                     pending.append(found.resolve())
                     break
     return sorted(seen)
+
+
+def _module_path(root: Path, dotted: str) -> Path | None:
+    """The file of project module ``dotted`` under ``root`` (a package's ``__init__.py``)."""
+    return _module_file(root, dotted)
+
+
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]*)"
+    r"|import[ \t]+(?P<modules>[\w., \t]+))", re.MULTILINE)
+
+
+@functools.cache
+def _project_imports(path: Path, stamp: tuple[int, int], package: str) -> tuple[str, ...]:
+    """Dotted names a project file imports (``stamp``: its time and size, so an edit is seen).
+
+    A line scan, not ``ast``: a stage's closure is read on every build that plans, and walking
+    a syntax tree per file costs ~20 ms. A docstring line that reads like an import adds a
+    file to the closure at worst (a key too wide, never too narrow)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ()
+    names = []
+    for match in _IMPORT.finditer(text):
+        if match["modules"] is not None:
+            names += [m.split()[0] for m in match["modules"].split(",") if m.strip()]
+            continue
+        base = match["base"]
+        level = len(base) - len(base.lstrip("."))
+        base = base.lstrip(".")
+        if level:  # relative to the file's package
+            parts = package.split(".")
+            base = ".".join([*parts[: len(parts) - level + 1], *([base] if base else [])])
+        names.append(base)
+        for item in match["names"].strip("()").split(","):
+            item = item.split("#")[0].split()
+            if item and item[0] != "*":
+                names.append(f"{base}.{item[0]}")
+    return tuple(names)
+
+
+def project_closure(module: str, root: Path) -> tuple[Path, ...]:
+    """Every file of this project that importing ``module`` runs, sorted: its own file, the
+    ``__init__.py`` of each package above it, and the same for every project module it
+    imports at any depth - imports inside functions included (a stage imports its heavy
+    modules when it runs). ``root`` is the folder holding the top package (``pipeline/``).
+
+    Imports made at run time by name (``importlib``) are not seen; the operator registry's
+    are covered by the stage keys' registry index and operator record (``graph/stage.py``).
+    """
+    top = module.split(".")[0]
+    seen: set[str] = set()
+    files: set[Path] = set()
+    pending = [module]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_path(root, name)
+        if path is None:
+            continue  # a name inside a module (``from pkg.mod import func``)
+        files.add(path)
+        parts = name.split(".")
+        pending += [".".join(parts[:i]) for i in range(1, len(parts))]  # packages above it
+        package = name if path.name == "__init__.py" else ".".join(parts[:-1])
+        stat = path.stat()
+        for imported in _project_imports(path, (stat.st_mtime_ns, stat.st_size), package):
+            if imported == top or imported.startswith(top + "."):
+                pending.append(imported)
+    return tuple(sorted(files))

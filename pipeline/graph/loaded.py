@@ -1,10 +1,12 @@
-"""The local Python files an export actually loaded, so none of them can go stale.
+"""The Python files a stage loaded at run time, beyond its code and input files, so none of
+them can go stale: the user's modules an export imported, and the operator files whose
+visitors a lowering used (``graph/code.py``).
 
 The plan finds a model file's helpers by reading its ``import`` statements
 (``graph/imports.py``); a module imported at run time (``importlib.import_module``, a package
-installed in editable mode, ``sys.path`` edits) is not seen that way. The export stage
-therefore records every module it loaded from outside the standard library, site-packages
-and this project, and
+installed in editable mode, ``sys.path`` edits) is not seen that way. A stage therefore
+records every module it loaded from outside the standard library, site-packages and this
+project, with the operator files it used, and
 
 - the store keeps, beside the entry, the list of those files: the key of the next lookup
   covers their content (two-level keys, as ccache's "direct mode" manifests do), so an edit
@@ -29,6 +31,7 @@ from pathlib import Path
 from pipeline.cache.key import canonical_json, file_digest
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
+REPO_DIR = PIPELINE_DIR.parent
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -83,19 +86,26 @@ def index_key(key: str) -> str:
     return hashlib.sha256(f"loaded-files:{key}".encode()).hexdigest()
 
 
+PROJECT = "project:"  # the names of this project's files (the operators a stage used)
+
+
 def _names(files: list[Path], base: Path | None) -> list[str]:
     names = []
     for path in files:
-        try:
-            names.append(Path(path).relative_to(base).as_posix() if base else str(path))
-        except ValueError:
+        path = Path(path)
+        if path.is_relative_to(REPO_DIR):
+            names.append(PROJECT + path.relative_to(REPO_DIR).as_posix())
+        elif base and path.is_relative_to(base):
+            names.append(path.relative_to(base).as_posix())
+        else:
             names.append(str(path))
     return names
 
 
 def encode(files: list[Path], base: Path | None) -> bytes:
     """The index's list: files under ``base`` (the model's folder) relative to it, so another
-    model with equal sources but its own folder resolves its own helpers."""
+    model with equal sources but its own folder resolves its own helpers; this project's
+    files relative to the project, so another checkout resolves its own."""
     return json.dumps(sorted(_names(files, base))).encode()
 
 
@@ -107,5 +117,10 @@ def decode(data: bytes | None, base: Path | None) -> list[Path]:
         return []
     if not isinstance(names, list):
         return []
-    return [(base / n if base and not Path(n).is_absolute() else Path(n)).resolve()
-            for n in names if isinstance(n, str)]
+    return [_resolve(n, base) for n in names if isinstance(n, str)]
+
+
+def _resolve(name: str, base: Path | None) -> Path:
+    if name.startswith(PROJECT):
+        return (REPO_DIR / name[len(PROJECT):]).resolve()
+    return (base / name if base and not Path(name).is_absolute() else Path(name)).resolve()

@@ -14,53 +14,13 @@ from pathlib import Path
 
 from pipeline.cache.key import options_digest
 from pipeline.config.boards import BOARDS, Board
+from pipeline.graph.code import code_files
 from pipeline.graph.imports import local_imports
+from pipeline.graph.stages import STAGES
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PIPELINE_DIR.parent
 
-# The source files whose content is each stage's code version (a change re-runs the stage).
-STAGE_CODE = {
-    # Normalisation keeps the operators that have a visitor: the operator files are its input.
-    "export": ["export/program.py", "export/*.py", "normalise/*.py", "quant/**/*.py",
-               "tosa/registry.py", "tosa/ops/*.py"],
-    # Quantize normalises the exported program again (quant/flow.py): the same inputs as export's.
-    "quantize": ["stages/quantize.py", "quant/**/*.py", "normalise/*.py", "tosa/registry.py",
-                 "tosa/ops/*.py"],
-    # The lowering driver normalises a float program itself (FP profile): normalise/, quant/;
-    # tosa/spec.py reads spec strings with config/tosa_spec.py.
-    "lower": ["stages/lower.py", "tosa/**/*.py", "normalise/*.py", "quant/**/*.py",
-              "config/tosa_spec.py"],
-    # Verify loads both programs with programs.py.
-    "verify": ["verify/check.py", "verify/*.py", "tosa/**/*.py", "programs.py"],
-    "vela": ["ethosu/vela.py", "ethosu/placement.py"],
-    # npu: {fallback: cpu}: split into NPU (Vela) and CPU (kernel library) segments, packaged.
-    "mixed": ["ethosu/mixed.py", "ethosu/vela.py", "ethosu/package.py", "ethosu/split.py",
-              "ethosu/placement.py", "tosa/flatbuffer.py", "cpu/*.py"],
-    # Each CPU segment of a mixed graph under QEMU, as cpu_verify runs a CPU-only artifact.
-    "mixed_verify": ["ethosu/mixed_verify.py", "ethosu/mixed.py", "cpu/verify.py",
-                     "runtime/cmake.py", "runtime/c_array.py", "cpu/artifact.py",
-                     "verify/check.py", "ethosu/split.py", "ethosu/placement.py",
-                     "tosa/flatbuffer.py", "verify/reference_model.py", "cpu/*.py",
-                     "config/boards.py"],
-    "package": ["ethosu/package.py"],
-    "runtime": ["runtime/cmake.py"],
-    "firmware": ["runtime/cmake.py", "runtime/c_array.py", "cpu/artifact.py"],
-    "vgf": ["vgf/convert.py"],
-    # The run check compares with the TOSA reference model fed verify's quantized inputs.
-    "vgf_check": ["vgf/check.py", "vgf/runner.py", "vgf/vulkan.py",
-                  "verify/check.py", "verify/reference_model.py", "programs.py"],
-    # CPU-only targets (npu: null on a Cortex-M/A): the kernel library's graph, and its run
-    # under QEMU against the TOSA reference model.
-    "cpu_graph": ["cpu/artifact.py", "cpu/*.py"],
-    "cpu_verify": ["cpu/verify.py", "verify/check.py", "verify/reference_model.py",
-                   "config/boards.py"],
-}
-# Python packages whose versions a stage's key covers beyond cache.key.TOOL_PACKAGES.
-STAGE_PACKAGES = {
-    "vgf": ("ai-ml-sdk-model-converter", "ai-ml-sdk-vgf-library"),
-    "vgf_check": ("ai-ml-sdk-scenario-runner", "ai-ml-emulation-layer-for-vulkan"),
-}
 # What a runtime build leaves for the target, per CMake platform. The bare-metal runner
 # embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
 RUNTIME_PRODUCTS = {
@@ -86,20 +46,6 @@ def _runtime_sources() -> tuple[Path, ...]:
     # Listed once per process, not once per target: a build does not add sources as it plans.
     return tuple(sorted(p for d in ("runtime", "cmake") for p in (REPO_DIR / d).rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts))
-
-
-def code_files(stage: str) -> list[Path]:
-    """The source files of one stage, sorted."""
-    return list(_code_files(stage))
-
-
-@functools.cache
-def _code_files(stage: str) -> tuple[Path, ...]:
-    # Globbed once per stage and process, not once per task (hundreds at team scale).
-    files: set[Path] = set()
-    for pattern in STAGE_CODE[stage]:
-        files.update(p for p in PIPELINE_DIR.glob(pattern) if "__pycache__" not in p.parts)
-    return tuple(sorted(files))
 
 
 @dataclass(frozen=True)
@@ -143,6 +89,7 @@ class Plan:
     targets: dict[str, list[ModelBuild]] = field(default_factory=dict)
     runtimes: dict[str, Invocation | None] = field(default_factory=dict)  # target -> runtime
     users: dict[str, list[str]] = field(default_factory=dict)  # task -> targets needing it
+    code: dict[str, list[str]] = field(default_factory=dict)  # stage -> its code files
     _current: str = ""
 
     def add(self, inv: Invocation) -> Invocation:
@@ -160,6 +107,11 @@ def _stage_dir(build: Path, stage: str, name: str) -> Path:
     return build / ".stages" / stage / name
 
 
+def _outputs(build: Path, stage: str, name: str, *family: str) -> dict[str, Path]:
+    """The declared outputs of ``stage`` (plus the family members named) in its folder."""
+    return STAGES[stage].outputs_in(_stage_dir(build, stage, name), family)
+
+
 def _relative(path: Path, folder: Path) -> str:
     """``path`` relative to ``folder`` when inside it, else its absolute path (a key name)."""
     try:
@@ -174,7 +126,6 @@ def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
     known = plan.invocations.get(f"export:{name}")
     if known is not None:
         return plan.add(known)
-    out = _stage_dir(build, "export", name)
     inputs = {"source": model.source_path}
     # Local helper files the model file imports are inputs too: editing one re-exports.
     folder = model.source_path.parent
@@ -198,11 +149,9 @@ def _export(plan: Plan, build: Path, name: str, model) -> Invocation:
         params["calibration_folder"] = str(calibration.folder)
     else:
         options["calibration"] = {"samples": calibration.samples, "seed": calibration.seed}
-    return plan.add(Invocation(
-        "export", name, inputs=inputs,
-        outputs={"model": out / "model.pt2", "calibration": out / "calibration.pt",
-                 "test_inputs": out / "test_inputs.pt"},
-        options=options, params=params))
+    return plan.add(Invocation("export", name, inputs=inputs,
+                               outputs=_outputs(build, "export", name),
+                               options=options, params=params))
 
 
 def _quantize_options(scheme: str, calibration) -> dict:
@@ -228,12 +177,10 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
         quantize = plan.add(Invocation(
             "quantize", name,
             inputs={"model": export.outputs["model"], "calibration": export.outputs["calibration"]},
-            outputs={"model": _stage_dir(build, "quantize", name) / "model.pt2",
-                     "record": _stage_dir(build, "quantize", name) / "quantize.json"},
+            outputs=_outputs(build, "quantize", name),
             options=_quantize_options(scheme, model.calibration)))
         graph = quantize.outputs["model"]
     name = f"{model_name}/{scheme}/{spec}"
-    out = _stage_dir(build, "lower", name)
     specs = model.input_specs or ()
     names = [s.name for s in specs] if specs and all(s.name for s in specs) else None
     # An INT graph also comes in one variant per NPU family (its own TOSA passes applied).
@@ -242,8 +189,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     variants = NPU_VARIANTS if target.tosa.profile == "INT" else ()
     lower = plan.add(Invocation(
         "lower", name, inputs={"model": graph},
-        outputs={"tosa": out / "model.tosa", "io": out / "io.json",
-                 **{f"tosa_{v}": out / f"model.{v}.tosa" for v in variants}},
+        outputs=_outputs(build, "lower", name, *(f"tosa_{v}" for v in variants)),
         options={"spec": spec, "input_names": names}))
     verify = plan.add(Invocation(
         "verify", name,
@@ -251,7 +197,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
                 "tosa": lower.outputs["tosa"], "io": lower.outputs["io"],
                 "test_inputs": export.outputs["test_inputs"],
                 **{f"tosa_{v}": lower.outputs[f"tosa_{v}"] for v in variants}},
-        outputs={"report": _stage_dir(build, "verify", name) / "verify.json"}))
+        outputs=_outputs(build, "verify", name)))
     if target.vgf is not None:
         vgf, check = _vgf(plan, build, target.vgf, name, lower, export)
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
@@ -270,29 +216,26 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     if target.npu.fallback == "cpu":
         mixed = _mixed(plan, build, name, lower, target.npu, npu)
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize, mixed=mixed)
-    out = _stage_dir(build, "vela", name)
     vela = plan.add(Invocation(
         "vela", name,
         inputs={"tosa": lower.outputs[f"tosa_{target.npu.variant}"],
                 "vela_ini": target.npu.config_file},
-        outputs={"npz": out / "model_vela.npz", "summary": out / "summary.csv",
-                 "layers": out / "per_layer.csv", "figures": out / "figures.json"},
+        outputs=_outputs(build, "vela", name),
         options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))
     package = plan.add(Invocation(
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
-        outputs={"artifact": _stage_dir(build, "package", name) / "model.bin"}))
+        outputs=_outputs(build, "package", name)))
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
 
 
 def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: dict
            ) -> Invocation:
     """NPU + CPU segments of the NPU family's variant and their sequence artifact."""
-    out = _stage_dir(build, "mixed", name)
     return plan.add(Invocation(
         "mixed", name,
         inputs={"tosa": lower.outputs[f"tosa_{npu.variant}"], "io": lower.outputs["io"],
                 "vela_ini": npu.config_file},
-        outputs={"artifact": out / "model.bin", "record": out / "mixed.json"},
+        outputs=_outputs(build, "mixed", name),
         options={"npu": options, "fallback": npu.fallback},
         params={"vela_args": npu.vela_args(), "accelerator": npu.config}))
 
@@ -310,7 +253,7 @@ def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
         inputs={"artifact": b.mixed.outputs["artifact"], "record": b.mixed.outputs["record"],
                 "tosa": b.mixed.inputs["tosa"], "io": b.lower.outputs["io"],
                 "test_inputs": b.verify.inputs["test_inputs"], **runtime.inputs},
-        outputs={"report": out / "mixed_verify.json"},
+        outputs=_outputs(build, "mixed_verify", name),
         options={**runtime_options, "board": board.board, "qemu": board.qemu,
                  "qemu_cpu": board.qemu_cpu, "substitute": board.substitute},
         params={"cmake_dir": str(out / "cmake")}))
@@ -319,10 +262,9 @@ def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
 def _cpu_graph(plan: Plan, build: Path, lower: Invocation) -> Invocation:
     """The kernel library's graph of the lowered INT graph: shared by every CPU-only target
     with the same model, scheme and spec (the graph does not depend on the CPU)."""
-    out = _stage_dir(build, "cpu_graph", lower.name)
     return plan.add(Invocation(
         "cpu_graph", lower.name, inputs={"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]},
-        outputs={"artifact": out / "model.cpu.bin", "plan": out / "cpu_plan.json"}))
+        outputs=_outputs(build, "cpu_graph", lower.name)))
 
 
 def _vgf(plan: Plan, build: Path, device, name: str, lower: Invocation,
@@ -330,18 +272,16 @@ def _vgf(plan: Plan, build: Path, device, name: str, lower: Invocation,
     """The .vgf of a lowered graph (once per converter options) and its run check."""
     options = device.model_dump(mode="json")
     name = f"{name}/vgf-{options_digest(options)}"
-    out = _stage_dir(build, "vgf", name)
     vgf = plan.add(Invocation(
         "vgf", name, inputs={"tosa": lower.outputs["tosa"], "io": lower.outputs["io"]},
-        outputs={"vgf": out / "model.vgf", "scenario": out / "scenario.json",
-                 "vgf_io": out / "vgf_io.json", "figures": out / "vgf_figures.json"},
+        outputs=_outputs(build, "vgf", name),
         options={"vgf": options}, params={"converter_args": device.converter_args()}))
     check = plan.add(Invocation(
         "vgf_check", name,
         inputs={"vgf": vgf.outputs["vgf"], "scenario": vgf.outputs["scenario"],
                 "vgf_io": vgf.outputs["vgf_io"], "tosa": lower.outputs["tosa"],
                 "test_inputs": export.outputs["test_inputs"]},
-        outputs={"report": _stage_dir(build, "vgf_check", name) / "run_check.json"}))
+        outputs=_outputs(build, "vgf_check", name)))
     return vgf, check
 
 
@@ -365,7 +305,7 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
     return plan.add(Invocation(
         "runtime", name,
         inputs={str(p.relative_to(REPO_DIR)): p for p in runtime_sources()},
-        outputs={n: out / "products" / n for n in products},
+        outputs=_outputs(build, "runtime", name, *products),
         options=options, params={"cmake_dir": str(out / "cmake")}))
 
 
@@ -413,7 +353,7 @@ def _cpu_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
         inputs={**program, "tosa": b.lower.outputs["tosa"], "io": b.lower.outputs["io"],
                 "plan": b.cpu_graph.outputs["plan"],
                 "test_inputs": b.verify.inputs["test_inputs"]},
-        outputs={"report": _stage_dir(build, "cpu_verify", name) / "cpu_verify.json"},
+        outputs=_outputs(build, "cpu_verify", name),
         options={"qemu": board.qemu, "qemu_cpu": board.qemu_cpu, "cpu": target.cpu,
                  "substitute": board.substitute}))
 
@@ -448,4 +388,6 @@ def make_plan(config, build: Path) -> Plan:
                                                         b.package or b.mixed, target.ethosu_sdk))
                           for b in builds]
         plan.targets[target_name] = builds
+    for stage in sorted({inv.stage for inv in plan.invocations.values()}):
+        plan.code[stage] = [str(p) for p in code_files(STAGES[stage])]
     return plan

@@ -4,8 +4,8 @@ Reading targets.yaml (pure-Python YAML with line numbers, pydantic validation) a
 (one model's imports read per model, paths built per invocation) cost most of a no-op build
 once a project has hundreds of targets (issue 13). Both depend only on
 
-- the bytes of the targets file, the Python environment and this package's config, graph
-  and cache code;
+- the bytes of the targets file, the Python environment and this package's code (the
+  planning code, and the stages' import closures it records);
 - the files and folders they looked at: model sources and the helpers they import, input
   factories, calibration folders, Vela .ini files, runtime sources, Ethos-U SDK trees.
 
@@ -30,7 +30,6 @@ from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Plan
 
 CACHE_FILE = ".plan-cache.pickle"
 _FORMAT = 1
-_CODE_DIRS = ("config", "graph", "cache")  # the code that reads targets.yaml and plans
 
 
 def _stat(path: Path | str) -> tuple[int, int, int] | None:
@@ -42,11 +41,23 @@ def _stat(path: Path | str) -> tuple[int, int, int] | None:
 
 
 def _code_stats() -> dict[str, tuple | None]:
-    paths = [PIPELINE_DIR / "errors.py"]
-    for name in _CODE_DIRS:
-        folder = PIPELINE_DIR / name
-        paths += [folder, *sorted(folder.glob("*.py"))]
-    return {str(p): _stat(p) for p in paths}
+    """Every folder and module of this package: the code that reads targets.yaml and plans,
+    and the import closures the plan records as each stage's code (``graph/code.py``)."""
+    stats = {}
+    pending = [str(PIPELINE_DIR)]
+    while pending:
+        folder = pending.pop()
+        stats[folder] = _stat(folder)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                pending.append(entry.path)
+            elif entry.name.endswith(".py"):
+                stats[entry.path] = _stat(entry.path)
+    return stats
 
 
 def _header(targets: Path, build: Path) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache.remote import remote_config, start_run
+from pipeline.cache.store import store_root
 from pipeline.errors import UserError
 from pipeline.graph import plan_cache, records, stats, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
@@ -21,7 +22,6 @@ from pipeline.graph.plan import Plan, make_plan
 
 DEFAULT_TARGETS = "targets.yaml"
 DEP_FILE = ".doit.db"  # doit's records, checked before each build (graph/records.py)
-DEFAULT_STORE = Path("~/.cache/ethosu-pipeline/store")
 
 
 @dataclass
@@ -45,12 +45,6 @@ class Project:
 
     def target_configs(self) -> dict[str, dict]:
         return self.configs
-
-
-def store_root(value: str | None) -> Path:
-    """The store: ``store=PATH``, else $ETHOSU_PIPELINE_STORE, else ~/.cache/ethosu-pipeline/store."""
-    raw = value or os.environ.get("ETHOSU_PIPELINE_STORE") or str(DEFAULT_STORE)
-    return Path(raw).expanduser().resolve()
 
 
 def select_targets(names: list[str], requested: str | None, source: str) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from pipeline.cache.store import copy_atomic as copy_view
 from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.graph.report_html import top_layers
-from pipeline.ethosu.package import write_atomic
+from pipeline.files import write_atomic
 
 # What a VGF target's model folder holds beyond model.tosa, io.json and verify.json: the
 # VGF stage's outputs (same names) and the run check's report.

@@ -23,7 +23,7 @@ import math
 import sys
 from pathlib import Path
 
-from pipeline.ethosu.package import write_atomic
+from pipeline.files import write_atomic
 
 TOP_LAYERS = 10  # bars per per-layer chart (and entries kept in report.json)
 MAX_LAYER_CHARTS = 48  # beyond this many, the costliest layers are listed as text

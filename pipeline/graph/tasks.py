@@ -9,34 +9,14 @@ from pathlib import Path
 
 from doit.tools import config_changed
 
-from pipeline.cache.key import TOOL_PACKAGES, file_digest, tool_versions
+from pipeline.cache.key import file_digest, tool_versions
 from pipeline.graph.actions import run_stage
 from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
-from pipeline.graph.plan import STAGE_PACKAGES, Invocation, Plan, code_files
+from pipeline.graph.plan import Invocation, Plan
 from pipeline.graph.report import VGF_VIEWS, runtime_view, write_target
+from pipeline.graph.stages import STAGES
 
 REPORT_HTML = "report.html"  # build/report.html: one file for the whole build
-
-STAGE_DOCS = {
-    "export": "torch.export a model and draw its calibration and test inputs",
-    "quantize": "PT2E-quantize an exported model (torchao), calibrated",
-    "lower": "lower a quantized graph to a TOSA flatbuffer",
-    "verify": "run the TOSA reference model against torch on the same quantized graph",
-    "vela": "compile a TOSA graph for one Ethos-U configuration with Vela",
-    "package": "package Vela's output and the IO metadata into the model artifact",
-    "mixed": "split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
-             "(npu: {fallback: cpu})",
-    "mixed_verify": "run each CPU segment of a mixed graph under QEMU against the TOSA "
-                    "reference model, bit-exact",
-    "runtime": "cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
-    "firmware": "link bare-metal firmware with one model artifact compiled in",
-    "vgf": "convert a TOSA graph to a .vgf with the ML SDK model converter",
-    "vgf_check": "run the .vgf (scenario runner, emulation layer, lavapipe) against the TOSA "
-                 "reference model",
-    "cpu_graph": "write the CPU kernel library's graph and memory plan of a TOSA INT graph",
-    "cpu_verify": "run a CPU artifact under QEMU against the TOSA reference model, bit-exact",
-}
-
 
 class ConfigChanged(config_changed):
     """doit's ``config_changed`` with its call signature given (graph/outputs.py says why)."""
@@ -44,49 +24,50 @@ class ConfigChanged(config_changed):
     __signature__ = inspect.signature(config_changed({}))
 
 
-# Stages whose tasks run side by side in a serial build (graph/alongside.py, imported only then).
-ALONGSIDE = ("vgf_check",)
-PYTHON_STAGES = ("export", "quantize", "lower", "verify", "vela", "package", "vgf", "vgf_check",
-                 "cpu_graph", "cpu_verify", "mixed", "mixed_verify")
-
-
-def stage_task(inv: Invocation, store: Path, where: str, remote=None,
+def stage_task(inv: Invocation, store: Path, where: str, code: list[str], remote=None,
                peers: list | None = None) -> dict:
-    """The doit task of one stage invocation (``remote``: a RemoteConfig or None; ``peers``:
-    the (invocation, where) of the tasks it may run side by side with, ``alongside.py``)."""
+    """The doit task of one stage invocation (``code``: its code files, ``graph/code.py``;
+    ``remote``: a RemoteConfig or None; ``peers``: the (invocation, where) of the tasks it may
+    run side by side with, ``alongside.py``)."""
+    stage = STAGES[inv.stage]
     return {
         "basename": inv.stage,
         "name": inv.name,
-        "doc": STAGE_DOCS[inv.stage],
+        "doc": stage.doc,
         "actions": [(run_stage, [inv, str(store), where, remote, peers])],
-        "file_dep": sorted({str(p) for p in inv.inputs.values()} |
-                           {str(p) for p in code_files(inv.stage)}),
+        "file_dep": sorted({str(p) for p in inv.inputs.values()} | set(code)),
         "targets": [str(p) for p in inv.outputs.values()],
         # A compiler upgrade is seen when the task runs (its key covers `--version`), not here:
         # asking every compiler for its version would slow down each no-op build.
-        "uptodate": [ConfigChanged({"options": inv.options, "tools": _tools(inv.stage)}),
+        "uptodate": [ConfigChanged({"options": inv.options,
+                                    "tools": tool_versions(stage.packages) if stage.packages else {}}),
                      outputs_unchanged, loaded_unchanged],
         "clean": True,
         "verbosity": 2,
     }
 
 
-def _tools(stage: str) -> dict[str, str]:
-    """The Python tool versions a stage's outputs depend on (none for the C++ builds)."""
-    if stage not in PYTHON_STAGES:
-        return {}
-    return tool_versions(TOOL_PACKAGES + STAGE_PACKAGES.get(stage, ()))
+def stage_creator(project, stage):
+    """dodo.py's ``task_<stage>``: the stage's doit tasks, documented by its doc line."""
+
+    def creator():
+        yield from stage_tasks(project.plan, project.store, stage.name, project.remote,
+                               project.selected)
+
+    creator.__doc__ = stage.doc[0].upper() + stage.doc[1:] + "."
+    return creator
 
 
 def stage_tasks(plan: Plan, store: Path, stage: str, remote=None,
                 selected: list[str] | None = None) -> Iterator[dict]:
     """The invocations of one stage as subtasks of a group (``doit list`` shows the group).
     The run checks of the ``selected`` targets know each other, to run side by side."""
-    yield {"basename": stage, "name": None, "doc": STAGE_DOCS[stage]}
-    peers = _peers(plan, stage, selected) if stage in ALONGSIDE else None
+    yield {"basename": stage, "name": None, "doc": STAGES[stage].doc}
+    peers = _peers(plan, stage, selected) if STAGES[stage].alongside else None
+    code = plan.code.get(stage, [])
     for inv in plan.invocations.values():
         if inv.stage == stage:
-            yield stage_task(inv, store, plan.where(inv.task), remote,
+            yield stage_task(inv, store, plan.where(inv.task), code, remote,
                              peers if peers and len(peers) > 1 else None)
 
 

@@ -49,15 +49,15 @@ from pipeline.normalise.rewrites import (
 from pipeline.normalise.table import decomposition_table, needs_decomposition
 
 
-def is_normal(program: ExportedProgram) -> bool:
+def is_normal(program: ExportedProgram, lowered: frozenset[str]) -> bool:
     """True when ``normalise`` would change nothing (checked in one walk, no tracing)."""
-    table = decomposition_table()
+    table = decomposition_table(lowered)
     consts = constant_values(program)
     for node in program.graph.nodes:
         if node.op != "call_function":
             continue
         name = str(node.target)
-        if needs_decomposition(node, table) or name in NOOPS or name in VIEWS:
+        if needs_decomposition(node, table, lowered) or name in NOOPS or name in VIEWS:
             return False
         if name in FIRST_OUTPUT_FORMS:
             return False
@@ -69,12 +69,13 @@ def is_normal(program: ExportedProgram) -> bool:
     return not batchnorms(gm) and not unbatched_pools(gm) and not mutates_inputs(program)
 
 
-def normalise(program: ExportedProgram) -> ExportedProgram:
+def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProgram:
     """The normal form of ``program`` (a new program; ``program`` itself is left as it was
-    unless it is already normal, then it is returned as is)."""
-    if is_normal(program):
+    unless it is already normal, then it is returned as is) for a lowering that takes the
+    operators ``lowered`` as they are (``pipeline.tosa.registry.lowered_targets()``)."""
+    if is_normal(program, lowered):
         return program
-    program = program.run_decompositions(decomposition_table())
+    program = program.run_decompositions(decomposition_table(lowered))
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
     remove_noops(gm)

@@ -31,9 +31,9 @@ import operator
 
 import torch
 
-from pipeline.tosa.ops.op_avg_pool2d import adaptive_windows
-from pipeline.tosa.emit.pooling import pair
-from pipeline.tosa.registry import call_arguments
+from pipeline.fx import adaptive_windows
+from pipeline.fx import pair
+from pipeline.fx import call_arguments
 
 aten = torch.ops.aten
 

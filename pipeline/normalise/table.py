@@ -1,5 +1,9 @@
 """The decomposition table of the normalisation: torch's default one, minus every operator the
-lowering has a visitor for, plus our own decompositions of composite operators."""
+lowering has a visitor for, plus our own decompositions of composite operators.
+
+Which operators the lowering takes as they are is the lowering's to say: every function here
+is given that set (``lowered``, the targets of ``pipeline.tosa.registry``) by its caller, so
+this room never imports the rooms above it."""
 
 from __future__ import annotations
 
@@ -9,26 +13,22 @@ import torch
 from torch import fx
 
 from pipeline.normalise.decompose import DECOMPOSITIONS
-from pipeline.tosa import registry
 
 
 # Kept for normalisation's own rewrite (folded into a conv/linear, else MUL + ADD).
 KEEP = {"aten._native_batch_norm_legit_no_training.default"}
 
 
-@functools.cache
-def native_ops() -> frozenset[str]:
-    """Operators kept as they are: those with a visitor, and those normalisation rewrites."""
-    return frozenset(registry.visitors()) | KEEP
+def native_ops(lowered: frozenset[str]) -> frozenset[str]:
+    """Operators kept as they are: those the lowering takes, and those normalisation rewrites."""
+    return lowered | KEEP
 
 
 @functools.cache
-def decomposition_table() -> dict:
-    """torch.export's default decompositions, keeping operators with a visitor, with ours.
-
-    Cached: the operator files are all registered once this module is first used.
-    """
-    native = native_ops()
+def decomposition_table(lowered: frozenset[str]) -> dict:
+    """torch.export's default decompositions, keeping the operators the lowering takes
+    (``lowered``), with ours (cached per set: one per process in practice)."""
+    native = native_ops(lowered)
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
         if str(op) in native:
@@ -37,7 +37,7 @@ def decomposition_table() -> dict:
     return table
 
 
-def needs_decomposition(node: fx.Node, table: dict) -> bool:
+def needs_decomposition(node: fx.Node, table: dict, lowered: frozenset[str]) -> bool:
     """Would ``run_decompositions(table)`` rewrite this call? In-place operators always are, and
     so are CompositeImplicitAutograd ones (batch_norm, dropout...) without a visitor."""
     target = node.target
@@ -49,6 +49,6 @@ def needs_decomposition(node: fx.Node, table: dict) -> bool:
         return False
     if schema.is_mutable:
         return True
-    return str(target) not in native_ops() and torch._C._dispatch_has_kernel_for_dispatch_key(
+    return str(target) not in native_ops(lowered) and torch._C._dispatch_has_kernel_for_dispatch_key(
         target.name(), "CompositeImplicitAutograd"
     )

@@ -32,7 +32,7 @@ from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, SharedQu
 
 from pipeline.errors import UnsupportedOperatorError, UnsupportedOperatorsError
 from pipeline.quant.schemes import QuantScheme
-from pipeline.tosa.context import source_of
+from pipeline.fx import source_of
 
 KEY = "quantization_annotation"
 # Operators that are not views but whose outputs are some of their inputs' values (or zeros,

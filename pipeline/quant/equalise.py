@@ -23,7 +23,7 @@ import torch
 from torch import fx
 
 from pipeline.quant.layers import LINEAR, Layer, find_layers, get_tensor, set_tensor
-from pipeline.tosa.registry import call_arguments
+from pipeline.fx import call_arguments
 
 ELEMENTWISE = ("aten.relu.default", "aten.leaky_relu.default")
 # Pools on [..., C, *spatial]: the number of spatial axes after the channels.

@@ -10,7 +10,6 @@ from torch.export import ExportedProgram
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
-from pipeline.normalise import normalise
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
@@ -92,7 +91,8 @@ def quantize_with_record(
     bias_correction: bool | str = False,
     weights: str = "per_channel",
 ) -> tuple[ExportedProgram, dict]:
-    """The q/dq ExportedProgram of ``program`` calibrated on every sample, and what the
+    """The q/dq ExportedProgram of the normalised ``program`` (``pipeline.normalise``;
+    ``pipeline.chain.quantize`` normalises first) calibrated on every sample, and what the
     post-training rewrites did (``equalization``: cross-layer equalisation, equalise.py;
     ``bias_correction``: bias_correction.py, ``"auto"`` to keep it only where it raises the
     SQNR over the calibration samples; both rewrite the float network first); ``weights``:
@@ -103,7 +103,7 @@ def quantize_with_record(
         UnsupportedOperatorError: a torch.cond whose predicate is computed at run time.
     """
     check_samples(program, samples, where)
-    normalised = normalise(program)
+    normalised = program
     if bias_correction == "auto":
         converted, record = _auto_bias_correction(
             normalised, samples, scheme, where, observer, equalization, weights

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx
 
-from pipeline.tosa.registry import call_arguments
+from pipeline.fx import call_arguments
 
 CONVOLUTIONS = (
     "aten.conv1d.default",

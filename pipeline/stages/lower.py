@@ -1,21 +1,14 @@
-"""Lower stage: quantized ExportedProgram -> TOSA flatbuffer + io.json.
+"""Lower stage: a quantized ExportedProgram -> its TOSA flatbuffer, io.json, and the graph of
+each NPU family's variant (``pipeline/tosa/``).
 
 Imports torch/tosa inside the function so loading this module stays cheap.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import os
-import shutil
 from pathlib import Path
 
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+from pipeline.stages.declare import File, Stage
 
 
 def lower(
@@ -52,31 +45,26 @@ def lower(
         UnsupportedOperatorError: an operator without a lowering (names op, source line).
         UserError: bad spec, or tensor types the spec does not allow.
     """
-    from pipeline.errors import UserError
+    from pipeline import chain
     from pipeline.programs import load_program
-    from pipeline.tosa import serialize
-    from pipeline.tosa.lowering import lower_program
-    from pipeline.tosa.passes import NPU_VARIANTS
-    from pipeline.tosa.spec import parse_spec
 
-    tosa_spec = parse_spec(spec, where)
-    lowered = lower_program(load_program(quantized), tosa_spec, where)
-    if input_names is not None:
-        if len(input_names) != len(lowered.inputs):
-            raise UserError(f"{where}: inputs must be named once each; the model takes "
-                            f"{len(lowered.inputs)}, targets.yaml names {len(input_names)}")
-        for entry, name in zip(lowered.inputs, input_names):
-            entry["tosa_name"], entry["name"] = entry["name"], name
-    serialize.write(lowered.graph, out_tosa)
-    for variant, path in (variants or {}).items():
-        if not NPU_VARIANTS[variant]:
-            shutil.copyfile(out_tosa, path)
-            continue
-        graph = copy.deepcopy(lowered.graph)
-        for npu_pass in NPU_VARIANTS[variant]:
-            npu_pass.run(graph)
-        serialize.write(graph, path)
-    description = {"inputs": lowered.inputs, "outputs": lowered.outputs, "tosa_spec": spec}
-    if lowered.layers:  # verify's per-layer check (pipeline/tosa/layers.py)
-        description["layers"] = lowered.layers
-    write_json_atomic(out_io, description)
+    variants = variants or {}
+    lowering = chain.lower(load_program(quantized), spec, input_names=input_names,
+                           variants=tuple(variants), where=where)
+    lowering.write(out_tosa, out_io, variants)
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    variants = {k.removeprefix("tosa_"): p for k, p in o.items() if k.startswith("tosa_")}
+    lower(i["model"], o["tosa"], o["io"], spec=options["spec"],
+          input_names=options["input_names"], variants=variants, where=where)
+
+
+STAGE = Stage(
+    name="lower",
+    doc="lower a quantized graph to a TOSA flatbuffer",
+    run=run,
+    inputs={"model": File("program")},
+    outputs={"tosa": File("tosa", "model.tosa"), "io": File("io", "io.json"),
+             "tosa_*": File("tosa", "model.{}.tosa")},
+)

@@ -1,4 +1,4 @@
-"""Quantize stage: PT2E post-training quantization with the Ethos-U quantizer.
+"""Quantize stage: PT2E post-training quantization of an exported program (``pipeline/quant/``).
 
 Imports torch/torchao inside the function so loading this module stays cheap.
 """
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from pipeline.stages.declare import File, Stage
 
 
 def quantize(
@@ -47,26 +49,45 @@ def quantize(
     """
     import torch
 
-    from pipeline.quant.flow import quantize_program, quantize_with_record, sqnr_db
+    from pipeline import chain
+    from pipeline.files import write_atomic
     from pipeline.programs import load_program, save_program
+    from pipeline.quant.flow import sqnr_db
     from pipeline.quant.schemes import get_scheme
-    from pipeline.ethosu.package import write_atomic
 
     get_scheme(scheme, where, observer, weights)  # reject a bad scheme before the slow part
     samples = torch.load(calibration, weights_only=True)
     program = load_program(exported)
-    quantized, techniques = quantize_with_record(
-        program, samples, scheme, where, observer, equalization, bias_correction, weights
-    )
+    quantized, techniques = chain.quantize(
+        program, samples, scheme, where=where, observer=observer, equalization=equalization,
+        bias_correction=bias_correction, weights=weights)
     save_program(quantized, out)
     if record is None:
         return
     summary = {"scheme": scheme, "observer": observer, "weights": weights, **techniques}
     if equalization or bias_correction is True:  # what they bought, on the calibration
         # samples (a second quantization; "auto" bias correction records its own comparison)
-        plain = quantize_program(program, samples, scheme, where, observer, weights=weights)
+        plain, _ = chain.quantize(program, samples, scheme, where=where, observer=observer,
+                                  weights=weights)
         summary["calibration_sqnr_db"] = {
             "with": sqnr_db(program, quantized, samples),
             "without": sqnr_db(program, plain, samples),
         }
     write_atomic(record, json.dumps(summary, indent=2, sort_keys=True).encode())
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    quantize(i["model"], i["calibration"], o["model"], record=o["record"],
+             scheme=options["scheme"], observer=options["observer"],
+             equalization=options.get("equalization", False),
+             bias_correction=options.get("bias_correction", False),
+             weights=options.get("weights", "per_channel"), where=where)
+
+
+STAGE = Stage(
+    name="quantize",
+    doc="PT2E-quantize an exported model (torchao), calibrated",
+    run=run,
+    inputs={"model": File("program"), "calibration": File("samples")},
+    outputs={"model": File("program", "model.pt2"), "record": File("record", "quantize.json")},
+)

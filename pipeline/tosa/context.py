@@ -10,8 +10,6 @@ FX node metadata the passes leave for visitors:
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,21 +17,11 @@ import torch
 from torch import fx
 
 from pipeline.errors import UnsupportedOperatorError
+from pipeline.fx import source_of, target_name
 from pipeline.tosa.graph import TosaGraph
 from pipeline.tosa.quant_math import QParams
-from pipeline.tosa.registry import target_name
 from pipeline.tosa.spec import TosaSpec
 
-_FRAME = re.compile(
-    r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>.*)'
-)
-# Where a frame comes from, best first: the user's own files, then libraries that define
-# models (transformers, torchvision, ... in site-packages), then torch and this project.
-_INTERNAL_DIRS = (
-    os.path.dirname(torch.__file__) + os.sep,
-    os.path.dirname(os.path.dirname(__file__)) + os.sep,  # pipeline/
-)
-_LIBRARY_MARKERS = ("site-packages", "dist-packages")
 _TORCH_TO_TOSA = {
     torch.float32: "fp32",
     torch.float16: "fp16",
@@ -46,23 +34,6 @@ _TORCH_TO_TOSA = {
     torch.int64: "int32",
     torch.bool: "bool",
 }
-
-
-def _frame_rank(path: str) -> int:
-    if path.startswith(_INTERNAL_DIRS) or path.startswith("<"):  # <eval_with_key>: generated
-        return 2
-    return 1 if any(marker in path for marker in _LIBRARY_MARKERS) else 0
-
-
-def source_of(node: fx.Node) -> str:
-    """``file:line (code)`` that produced ``node``: the innermost frame of the user's own files,
-    else of a model library (transformers, torchvision...), else of torch; "" without a trace."""
-    frames = list(_FRAME.finditer(node.meta.get("stack_trace") or ""))
-    if not frames:
-        return ""
-    best = min(_frame_rank(m["file"]) for m in frames)
-    last = [m for m in frames if _frame_rank(m["file"]) == best][-1]
-    return f"{last['file']}:{last['line']} ({last['code'].strip()})"
 
 
 def dim_order(node: fx.Node) -> tuple[int, ...]:

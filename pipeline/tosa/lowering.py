@@ -185,7 +185,7 @@ def lower_program(program: ExportedProgram, spec: TosaSpec, where: str = "") -> 
     """
     quantized = _is_quantized(program.graph_module)
     if not quantized:
-        program = normalise(program)  # a float program straight from torch.export
+        program = normalise(program, registry.lowered_targets())  # straight from torch.export
     gm = program.graph_module
     ctx = LoweringContext(TosaGraph(spec), spec, where)
     if not quantized and not spec.is_fp and _computes_floats(gm):

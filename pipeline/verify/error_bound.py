@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.tosa.flatbuffer import Block, Operator, clamp_bounds
-from pipeline.tosa.functions.table_zoom import FLAT
+from pipeline.tosa.functions.table_zoom import FLAT, FLOAT32_MARGIN, interpolation_bound
 
 MOVES = frozenset({
     "RESHAPE", "TRANSPOSE", "SLICE", "CONCAT", "PAD", "IDENTITY", "CLAMP", "MAX_POOL2D",
@@ -52,7 +52,6 @@ MOVES = frozenset({
 SUMS = frozenset({"ADD", "SUB"})
 WEIGHTED = frozenset({"CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D"})
 ROUNDING = {"SINGLE_ROUND": 0.5}  # anything else (double, inexact rounding): a whole LSB
-FLOAT32_MARGIN = 2.0**-8  # float32 error of an int8 table entry (~2**-14 LSB), with margin
 # The program dequantizes an int32 bias with its own float32 scale, fl32(input * weight
 # scale), which the integer accumulator takes as exact: 2**-24 relative of the bias.
 BIAS_SCALE_ERROR = 2.0**-24
@@ -261,18 +260,6 @@ class Interpolated:
         inputs = np.clip(wide, -32768, 32767)
         flat = np.where(wide != inputs, FLAT, 0.0)
         return 128 * (interpolation_bound(self.entries, inputs) + flat) * self.scale + self.rest
-
-
-def interpolation_bound(entries: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """Per int16 input of an interpolated TABLE: the bound of its result in entry steps - the
-    rounded entries (0.5 and a float32 margin) plus twice the linear interpolation bound
-    ``h**2 * |f''| / 8`` over its interval, ``f''`` estimated by the larger second difference
-    at the interval's two entries (entry rounding adds up to 2 to a second difference)."""
-    second = np.abs(np.diff(entries.astype(np.int64), 2)).astype(np.float64)
-    at_entry = np.concatenate([second[:1], second, second[-1:]])  # one per entry
-    per_interval = np.maximum(at_entry[:-1], at_entry[1:])
-    index = np.clip((inputs.astype(np.int64) + 32768) >> 7, 0, per_interval.size - 1)
-    return 0.5 + FLOAT32_MARGIN * 4 + 2 * (per_interval[index] + 2) / 8
 
 
 def _scales(multipliers: np.ndarray, shifts: np.ndarray) -> np.ndarray:

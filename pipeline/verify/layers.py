@@ -24,7 +24,7 @@ import torch
 from torch import fx
 
 from pipeline.errors import VerificationError
-from pipeline.tosa.context import source_of
+from pipeline.fx import source_of
 from pipeline.verify.error_bound import FLOAT32_MARGIN, Bounds, Interpolated, tolerance
 from pipeline.tosa.flatbuffer import Block
 

@@ -2,10 +2,10 @@
 model on the same ``.tosa`` and inputs - bit-exact for an INT graph, within ``FP_RTOL`` /
 ``FP_ATOL_SCALE`` for an FP graph. A mismatch fails the build, naming the output and figures.
 
-The ``.vgf`` runs in the ML SDK scenario runner's Python API (``vgf_runner.py --serve``: one
+The ``.vgf`` runs in the ML SDK scenario runner's Python API (``runner.py --serve``: one
 process, reused by every run check of the build process; a model's pipelines are built once,
 then every input set is a dispatch) on Mesa's lavapipe with the ML emulation layer
-(``vulkan_env.py``). Imports torch inside the function.
+(``vulkan.py``). Imports torch inside the function.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pipeline.errors import StageError, UserError, VerificationError
 # passes when |vgf - ref| <= FP_ATOL_SCALE * max|ref| + FP_RTOL * |ref|.
 FP_RTOL = 1e-4
 FP_ATOL_SCALE = 1e-5
-RUNNER = Path(__file__).with_name("vgf_runner.py")
+RUNNER = Path(__file__).with_name("runner.py")
 
 
 def run_check(vgf: Path, scenario: Path, vgf_io: Path, tosa: Path, test_inputs: Path,
@@ -139,7 +139,7 @@ def layers_folder() -> Path:
 
 
 class _Runner:
-    """The ``vgf_runner.py --serve`` process of this Python process: started on the first run
+    """The ``runner.py --serve`` process of this Python process: started on the first run
     check, reused by the next ones (the emulation layers it keeps loaded have rewritten and
     compiled many of their shaders already), replaced when the environment changes, ended with
     the process (the end of its stdin)."""

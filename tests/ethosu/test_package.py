@@ -4,9 +4,9 @@ import struct
 import numpy as np
 import pytest
 
+from pipeline.artifact import HEADER, IO_META_HEADER, IO_META_MAGIC, IO_META_RECORD
 from pipeline.errors import StageError
-from pipeline.ethosu.package import (BLOCK_ORDER, HEADER, IO_META_HEADER, IO_META_MAGIC,
-                                     IO_META_RECORD, package, read_artifact)
+from pipeline.ethosu.package import BLOCK_ORDER, package, read_artifact
 
 
 def _npz(path, *, cmd=b"COP1" + bytes(60), weights=b"\x00", scratch=2048, fast=0,

@@ -211,7 +211,7 @@ def test_a_wrong_kernel_result_fails_naming_the_first_differing_operator(project
     """A CPU artifact whose first weight byte was flipped stands for a wrong kernel: the
     check must fail and name operator #0 (CONV2D), where the values first part."""
     from pipeline.cpu.verify import CpuMismatch, cpu_verify
-    from pipeline.ethosu.package import HEADER
+    from pipeline.artifact import HEADER
 
     folder = project / "build" / "a53-cpu"
     data = bytearray((folder / "cnn" / "model.cpu.bin").read_bytes())

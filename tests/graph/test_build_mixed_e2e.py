@@ -18,7 +18,8 @@ import pytest
 
 from pipeline.cpu.artifact import BLOCKS as CPU_BLOCKS
 from pipeline.ethosu.mixed import SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
-from pipeline.ethosu.package import BLOCK_ORDER, HEADER, _pad16, read_artifact
+from pipeline.artifact import HEADER, pad16
+from pipeline.ethosu.package import BLOCK_ORDER, read_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
@@ -80,7 +81,7 @@ def _blocks(data: bytes) -> list[tuple[str, bytes]]:
         assert not external and pos + HEADER.size + size <= len(data)
         start = pos + HEADER.size
         blocks.append((name.rstrip(b"\0").decode(), data[start:start + size]))
-        pos += HEADER.size + _pad16(size)
+        pos += HEADER.size + pad16(size)
     return blocks
 
 

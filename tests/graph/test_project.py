@@ -1,7 +1,8 @@
 import pytest
 
 from pipeline.errors import UserError
-from pipeline.graph.project import select_targets, store_root
+from pipeline.graph.project import select_targets
+from pipeline.cache.store import store_root
 
 
 def test_all_targets_when_none_requested():

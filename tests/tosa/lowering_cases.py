@@ -179,7 +179,7 @@ def graph_before(program_path: Path, pass_name: str, spec: str = "TOSA-1.0+INT")
 
 def count_targets(gm, *names: str) -> int:
     """How many call_function nodes target one of ``names`` (e.g. ``aten.relu.default``)."""
-    from pipeline.tosa.registry import target_name
+    from pipeline.fx import target_name
 
     return sum(
         1 for n in gm.graph.nodes if n.op == "call_function" and target_name(n.target) in names

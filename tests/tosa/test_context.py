@@ -6,7 +6,7 @@ pytestmark = pytest.mark.needs_torch
 def test_source_is_the_users_last_frame():
     from torch import fx
 
-    from pipeline.tosa.context import source_of
+    from pipeline.fx import source_of
 
     node = fx.Graph().placeholder("x")
     node.meta["stack_trace"] = (
@@ -25,7 +25,7 @@ def test_source_falls_back_to_the_innermost_model_library_frame():
     as an unknown source; torch's own frames come last."""
     from torch import fx
 
-    from pipeline.tosa.context import source_of
+    from pipeline.fx import source_of
 
     node = fx.Graph().placeholder("x")
     node.meta["stack_trace"] = (

@@ -102,7 +102,7 @@ def test_tolerance(bound, expected):
 
 
 def test_int16_interpolation_bound_is_local_to_the_input_interval():
-    from pipeline.verify.error_bound import interpolation_bound
+    from pipeline.tosa.functions.table_zoom import interpolation_bound
 
     steps = np.arange(513, dtype=np.int64)
     entries = np.minimum(steps * steps // 4, 30000)  # smooth, then saturated from entry 347

@@ -17,6 +17,7 @@ instead of 7 ops and 26k cycles).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import torch
 from torch import fx
 
 from pipeline.tosa.emit import common as emit
-from pipeline.tosa.context import LoweringContext
+from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.quant_math import QParams
 
 ACC_TYPES = {"int8": "int32", "int16": "int48", "fp32": "fp32"}
@@ -236,3 +237,35 @@ def _emit_grouped(ctx, node, x, weight, value, bias, geometry, groups, out) -> N
         )  # fmt: skip
         parts.append(part)
     ctx.emit("CONCAT", parts, [out], node, axis=3)
+
+
+def weighted_product(
+    node: fx.Node, ctx: LoweringContext, x: fx.Node, weight: fx.Node, bias: fx.Node | None
+) -> None:
+    """``x @ weight (+ bias)`` with a constant [in, out] ``weight`` as a 1x1 CONV2D."""
+    in_features, out_features = torch_shape(weight)
+    if bias is not None and (ctx.const_value(bias) is None or torch_shape(bias) != (out_features,)):
+        raise ctx.unsupported(node, "this bias", f"a constant bias of shape [{out_features}]")
+    rows = math.prod(torch_shape(x)[:-1])
+    shape = (rows, 1, 1, out_features)
+    as_image = emit.relayout(
+        ctx, node, ctx.tensor(x), dim_order(x), (rows, 1, 1, in_features), (0, 1, 2, 3)
+    )
+    linear_weight = _linear_weight(ctx, weight)
+    weight_ohwi = ctx.const_value(linear_weight).reshape(out_features, 1, 1, in_features)
+    conv_out = ctx.temp(node, "conv", shape, ctx.dtype(node))
+    emit_conv2d(
+        ctx, node, as_image, ctx.qparams(x), linear_weight, weight_ohwi.numpy(), bias,
+        Conv2dGeometry(), shape, conv_out,
+    )  # fmt: skip
+    emit.relayout(ctx, node, conv_out, (0, 1, 2, 3), torch_shape(node), dim_order(node), True)
+
+
+def _linear_weight(ctx: LoweringContext, weight: fx.Node) -> fx.Node:
+    """``weight`` [in, out] as linear's [out, in] weight with the same quantization, which
+    applies per output feature either way: a node outside the graph, read by emit_conv2d."""
+    linear = fx.Graph().placeholder(f"{weight.name}_t")
+    linear.meta["const"] = ctx.const_value(weight).detach().t().contiguous()
+    if ctx.qparams(weight) is not None:
+        linear.meta["qparams"] = ctx.qparams(weight)
+    return linear

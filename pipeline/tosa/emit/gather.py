@@ -120,16 +120,4 @@ def _dynamic_rows(ctx, node, table: str, rows: str, order: Sequence[int]) -> str
         multiples = ctx.const(f"{node.name}_multiples", [n, 1], "shape")
         ctx.emit("TILE", [indices, multiples], [tiled], node)
         indices = tiled
-    return emit_gather(ctx, node, table, indices)
-
-
-def emit_gather(ctx, node, table: str, indices: str) -> str:
-    """GATHER of ``table [N, K, C]`` at int32 ``indices [N, W]``: a new ``[N, W, C]`` tensor."""
-    n, _, c = ctx.graph.tensors[table].shape
-    w = ctx.graph.tensors[indices].shape[1]
-    dtype = ctx.graph.tensors[table].dtype
-    if dtype == "bool":
-        table = emit.cast(ctx, node, table, "int8")
-    out = ctx.temp(node, "gathered", (n, w, c), ctx.graph.tensors[table].dtype)
-    ctx.emit("GATHER", [table, indices], [out], node)
-    return emit.cast(ctx, node, out, "bool") if dtype == "bool" else out
+    return movement.emit_gather(ctx, node, table, indices)

@@ -124,8 +124,6 @@ def _blocks(ctx, node, src: str, axis: int, start: int, step: int, count: int):
     """``src`` along ``axis`` as ``[outer, count, step, inner]`` blocks whose column ``r``
     holds elements ``start + i * step``; returns ``(blocks, r)``. None when ``count * step``
     elements from a multiple of ``step`` at or before ``start`` do not fit the axis."""
-    from pipeline.tosa.emit import gather  # noqa: PLC0415 - gather.py takes its rows here
-
     outer, size, inner = view3(ctx, src, axis)
     r = start % step
     if start - r + count * step > size:
@@ -280,9 +278,19 @@ def take(ctx, node, src: str, axis: int, indices: np.ndarray) -> str:
         return join(ctx, node, [cut(ctx, node, src, axis, s, n) for s, n in found], axis)
     if inner == 1 and size * indices.size <= MAX_ONE_HOT and dtype in ACC_TYPES:
         return channels(ctx, node, src, indices)
-    from pipeline.tosa.emit import gather  # noqa: PLC0415 - gather.py takes its constant rows here
-
     table = reshape(ctx, node, src, (outer, size, inner))
     rows = np.tile(indices.reshape(1, -1), (outer, 1))
-    picked = gather.emit_gather(ctx, node, table, ctx.const(f"{node.name}_rows", rows, "int32"))
+    picked = emit_gather(ctx, node, table, ctx.const(f"{node.name}_rows", rows, "int32"))
     return reshape(ctx, node, picked, resized(shape, axis, indices.size))
+
+
+def emit_gather(ctx, node, table: str, indices: str) -> str:
+    """GATHER of ``table [N, K, C]`` at int32 ``indices [N, W]``: a new ``[N, W, C]`` tensor."""
+    n, _, c = ctx.graph.tensors[table].shape
+    w = ctx.graph.tensors[indices].shape[1]
+    dtype = ctx.graph.tensors[table].dtype
+    if dtype == "bool":
+        table = emit.cast(ctx, node, table, "int8")
+    out = ctx.temp(node, "gathered", (n, w, c), ctx.graph.tensors[table].dtype)
+    ctx.emit("GATHER", [table, indices], [out], node)
+    return emit.cast(ctx, node, out, "bool") if dtype == "bool" else out

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from torch import fx
 
+from pipeline.fx import pair
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
-
-
-def pair(value) -> tuple[int, int]:
-    """(height, width) of a pooling argument given as one int or a list of one or two."""
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    return (int(values[0]), int(values[-1]))
 
 
 def pool_geometry(in_hw, kernel, stride, padding, out_hw=None) -> tuple[dict, tuple[int, int]]:

@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pipeline.tosa.emit import common as emit
-from pipeline.verify.error_bound import interpolation_bound
+from pipeline.tosa.functions.table_zoom import interpolation_bound
 from pipeline.tosa.functions.table_zoom import CODES, FLAT, MAX_ZOOM
 
 STEEP = 4.0  # entry steps: an interval whose bound exceeds this is steep

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 FLAT = 2.0**-6  # output LSBs a saturated code may differ from the table's end
+FLOAT32_MARGIN = 2.0**-8  # float32 error of an int8 table entry (~2**-14 LSB), with margin
 MAX_ZOOM = 256  # past this the 513 entries span under 2 codes each: nothing left to gain
 CODES = np.arange(-32768, 32768, dtype=np.float64)
 
@@ -43,3 +44,15 @@ def zoom_factor(exact: Callable[[np.ndarray], np.ndarray]) -> int:
 
 def _within(values: np.ndarray, end: float) -> bool:
     return bool(np.all(np.abs(values - end) <= FLAT))
+
+
+def interpolation_bound(entries: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """Per int16 input of an interpolated TABLE: the bound of its result in entry steps - the
+    rounded entries (0.5 and a float32 margin) plus twice the linear interpolation bound
+    ``h**2 * |f''| / 8`` over its interval, ``f''`` estimated by the larger second difference
+    at the interval's two entries (entry rounding adds up to 2 to a second difference)."""
+    second = np.abs(np.diff(entries.astype(np.int64), 2)).astype(np.float64)
+    at_entry = np.concatenate([second[:1], second, second[-1:]])  # one per entry
+    per_interval = np.maximum(at_entry[:-1], at_entry[1:])
+    index = np.clip((inputs.astype(np.int64) + 32768) >> 7, 0, per_interval.size - 1)
+    return 0.5 + FLOAT32_MARGIN * 4 + 2 * (per_interval[index] + 2) / 8

@@ -12,7 +12,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers, target_name
+from pipeline.tosa.registry import lowers
+from pipeline.fx import target_name
 
 REDUCTIONS = {"aten.amax.default": "REDUCE_MAX", "aten.amin.default": "REDUCE_MIN"}
 

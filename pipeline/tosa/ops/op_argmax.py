@@ -13,7 +13,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers, target_name
+from pipeline.tosa.registry import lowers
+from pipeline.fx import target_name
 
 
 @lowers("aten.argmax.default", "aten.argmin.default")

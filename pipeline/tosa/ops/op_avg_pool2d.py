@@ -25,7 +25,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.emit.pooling import pair, pool_geometry
+from pipeline.fx import adaptive_windows, pair
+from pipeline.tosa.emit.pooling import pool_geometry
 from pipeline.tosa.registry import lowers
 from pipeline.tosa.emit.window_matrix import MAX_WEIGHTS, window_average
 
@@ -93,11 +94,6 @@ def visit_avg_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
     pooled = _output(ctx, node)
     _pool(ctx, node, src, in_hw, kernel, stride, padding, pooled, torch_shape(node)[2:])
     _finish(ctx, node, pooled)
-
-
-def adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
-    """torch's adaptive pooling windows ``[start, end)`` along one axis."""
-    return [((i * size) // out, math.ceil((i + 1) * size / out)) for i in range(out)]
 
 
 def _cell(ctx, node, window_h, window_w) -> str:

@@ -17,12 +17,8 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.tosa.emit.conv import conv_geometry, emit_conv
+from pipeline.fx import pair
 from pipeline.tosa.registry import lowers
-
-
-def pair(value) -> tuple[int, int]:
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    return (int(values[0]), int(values[-1]))
 
 
 def conv_arguments(node: fx.Node) -> tuple:

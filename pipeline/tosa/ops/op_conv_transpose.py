@@ -22,7 +22,7 @@ from torch import fx
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.conv import emit_weighted
 from pipeline.tosa.ops.op_conv1d import from_image, image_shape, to_image
-from pipeline.tosa.ops.op_conv2d import pair
+from pipeline.fx import pair
 from pipeline.tosa.registry import lowers
 
 _DEFAULTS = (None, None, None, 1, 0, 0, 1, 1)

@@ -16,7 +16,7 @@ import math
 
 from torch import fx
 
-from pipeline.tosa.emit import common as emit, gather
+from pipeline.tosa.emit import common as emit, gather, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.registry import lowers
 
@@ -45,7 +45,7 @@ def _rows(ctx: LoweringContext, node: fx.Node, x: fx.Node, dim: int, base: fx.No
     n, k, c = lookup.sizes
     table = emit.relayout(ctx, node, lookup.values, lookup.order, (n, k, c), (0, 1, 2))
     rows = emit.relayout(ctx, node, ctx.tensor(base), dim_order(base), (n, wanted[dim]), (0, 1))
-    picked = gather.emit_gather(ctx, node, table, rows)
+    picked = movement.emit_gather(ctx, node, table, rows)
     emit.relayout(ctx, node, picked, (0, 1, 2), wanted, dim_order(node), define=True)
 
 
@@ -64,6 +64,6 @@ def visit_gather(node: fx.Node, ctx: LoweringContext) -> None:
     values = emit.relayout(ctx, node, _covered(ctx, node, x, sizes), dim_order(x), sizes, last)
     table = emit.reshape(ctx, node, values, (n, shape[dim], 1))
     rows = emit.relayout(ctx, node, ctx.tensor(index), dim_order(index), wanted, last)
-    picked = gather.emit_gather(ctx, node, table, emit.reshape(ctx, node, rows, (n, wanted[dim])))
+    picked = movement.emit_gather(ctx, node, table, emit.reshape(ctx, node, rows, (n, wanted[dim])))
     permuted = emit.reshape(ctx, node, picked, [wanted[d] for d in last])
     emit.relayout(ctx, node, permuted, last, wanted, dim_order(node), define=True)

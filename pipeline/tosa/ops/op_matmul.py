@@ -6,7 +6,7 @@ to the output's qparams. Leading batch dims are flattened into N (batch dims tha
 are TILEd to the common ones first; a 1-D operand is a row or a column, as torch.matmul
 reads it), and operands are first put in torch's dim order (4-D values are NHWC).
 Linear layers with constant weights never come here (see op_linear.py); ``x @ W`` with a
-constant [in, out] ``W`` is one too and goes to op_mm.py.
+constant [in, out] ``W`` is one too (``emit.conv.weighted_product``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.emit.conv import ACC_TYPES
-from pipeline.tosa.ops.op_mm import visit_weighted_product
+from pipeline.tosa.emit.conv import ACC_TYPES, weighted_product
 from pipeline.tosa.registry import lowers
 
 
@@ -71,7 +70,7 @@ def visit_matmul(node: fx.Node, ctx: LoweringContext) -> None:
     a, b = node.args[0], node.args[1]
     shape_a, shape_b = torch_shape(a), torch_shape(b)
     if ctx.const_value(b) is not None and len(shape_b) == 2:
-        visit_weighted_product(node, ctx, a, b, None)
+        weighted_product(node, ctx, a, b, None)
         return
     views = _operand_shapes(shape_a, shape_b)
     if views is None:  # batch dims broadcast: each operand TILEd up to the common ones

@@ -17,7 +17,8 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import narrow, ranked, widen
-from pipeline.tosa.registry import lowers, target_name
+from pipeline.tosa.registry import lowers
+from pipeline.fx import target_name
 
 OPS = {
     "aten.minimum.default": "MINIMUM",

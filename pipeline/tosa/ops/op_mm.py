@@ -12,13 +12,11 @@ Two activations are an activation product, lowered by op_matmul.py as MATMUL.
 
 from __future__ import annotations
 
-import math
-
 from torch import fx
 
-from pipeline.tosa.emit import common as emit
-from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.emit.conv import Conv2dGeometry, emit_conv2d
+from pipeline.tosa.context import LoweringContext
+from pipeline.tosa.emit.conv import weighted_product
+from pipeline.tosa.ops.op_matmul import visit_matmul
 from pipeline.tosa.registry import lowers
 
 
@@ -31,42 +29,8 @@ def visit_mm(node: fx.Node, ctx: LoweringContext) -> None:
             if node.kwargs.get(name, 1) != 1:
                 raise ctx.unsupported(node, f"{name}={node.kwargs[name]}", "alpha=1, beta=1")
     if ctx.const_value(weight) is not None:
-        visit_weighted_product(node, ctx, x, weight, bias)
+        weighted_product(node, ctx, x, weight, bias)
         return
     if bias is not None:
         raise ctx.unsupported(node, "a non-constant second operand", "constant weights")
-    from pipeline.tosa.ops.op_matmul import visit_matmul  # op_matmul imports this module
-
     visit_matmul(node, ctx)
-
-
-def visit_weighted_product(
-    node: fx.Node, ctx: LoweringContext, x: fx.Node, weight: fx.Node, bias: fx.Node | None
-) -> None:
-    """``x @ weight (+ bias)`` with a constant [in, out] ``weight`` as a 1x1 CONV2D."""
-    in_features, out_features = torch_shape(weight)
-    if bias is not None and (ctx.const_value(bias) is None or torch_shape(bias) != (out_features,)):
-        raise ctx.unsupported(node, "this bias", f"a constant bias of shape [{out_features}]")
-    rows = math.prod(torch_shape(x)[:-1])
-    shape = (rows, 1, 1, out_features)
-    as_image = emit.relayout(
-        ctx, node, ctx.tensor(x), dim_order(x), (rows, 1, 1, in_features), (0, 1, 2, 3)
-    )
-    linear_weight = _linear_weight(ctx, weight)
-    weight_ohwi = ctx.const_value(linear_weight).reshape(out_features, 1, 1, in_features)
-    conv_out = ctx.temp(node, "conv", shape, ctx.dtype(node))
-    emit_conv2d(
-        ctx, node, as_image, ctx.qparams(x), linear_weight, weight_ohwi.numpy(), bias,
-        Conv2dGeometry(), shape, conv_out,
-    )  # fmt: skip
-    emit.relayout(ctx, node, conv_out, (0, 1, 2, 3), torch_shape(node), dim_order(node), True)
-
-
-def _linear_weight(ctx: LoweringContext, weight: fx.Node) -> fx.Node:
-    """``weight`` [in, out] as linear's [out, in] weight with the same quantization, which
-    applies per output feature either way: a node outside the graph, read by emit_conv2d."""
-    linear = fx.Graph().placeholder(f"{weight.name}_t")
-    linear.meta["const"] = ctx.const_value(weight).detach().t().contiguous()
-    if ctx.qparams(weight) is not None:
-        linear.meta["qparams"] = ctx.qparams(weight)
-    return linear

@@ -30,7 +30,8 @@ import torch
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.registry import call_arguments, lowers
+from pipeline.fx import call_arguments
+from pipeline.tosa.registry import lowers
 
 MAX_SCALE_N = 2048  # TOSA: scale_n <= 1 << 11 (an int32 accumulator for int8 BILINEAR)
 

@@ -104,7 +104,7 @@ def test_adaptive_upscale_runs_on_the_npu(dtype, tmp_path):
 
 
 def test_adaptive_windows_match_torch():
-    from pipeline.tosa.ops.op_avg_pool2d import adaptive_windows
+    from pipeline.fx import adaptive_windows
 
     assert adaptive_windows(8, 3) == [(0, 3), (2, 6), (5, 8)]
     assert adaptive_windows(6, 2) == [(0, 3), (3, 6)]

@@ -1,0 +1,64 @@
+"""The block format every artifact is made of (the Vela bin-stream's): blocks of a 32-byte
+header ``{char name[16]; u32 size; u8 external; u8 reserved[11]}`` and a payload zero-padded
+to 16 bytes; and ``io_meta``, the block naming the IO's names, dtypes, shapes and
+quantization. The NPU artifact (``ethosu/package.py``), the CPU artifact (``cpu/artifact.py``)
+and the sequence artifact (``ethosu/mixed.py``) are lists of such blocks.
+"""
+
+from __future__ import annotations
+
+import struct
+
+HEADER = struct.Struct("<16sIB11s")
+IO_META_HEADER = struct.Struct("<IHHII")
+IO_META_RECORD = struct.Struct("<32sIII6ifiI")
+IO_META_MAGIC = 0x444D4F49  # b"IOMD"
+DTYPES = {"int8": 1, "uint8": 2, "int16": 3, "int32": 4, "bool": 5, "float32": 6}
+ELEM_SIZE = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "bool": 1, "float32": 4}
+LAYOUTS = {"torch": 0, "NHWC": 1}  # io.json "layout": torch order, or NHWC for NCHW tensors
+
+def pad16(n: int) -> int:
+    return (n + 15) & ~15
+
+
+def block(name: str, payload: bytes) -> bytes:
+    """One block: header + payload padded to 16 bytes."""
+    header = HEADER.pack(name.encode()[:15], len(payload), 0, bytes(11))
+    return header + payload + bytes(pad16(len(payload)) - len(payload))
+
+
+def io_meta(io: dict) -> bytes:
+    records = []
+    for entry in io["inputs"] + io["outputs"]:
+        shape = [int(d) for d in entry["shape"]]
+        records.append(IO_META_RECORD.pack(
+            entry["name"].encode()[:31], DTYPES[entry["dtype"]],
+            LAYOUTS[entry.get("layout", "torch")], len(shape), *(shape + [0] * (6 - len(shape))),
+            float(entry.get("scale", 1.0)), int(entry.get("zero_point", 0)), 0))
+    header = IO_META_HEADER.pack(IO_META_MAGIC, 1, 0, len(io["inputs"]), len(io["outputs"]))
+    return header + b"".join(records)
+
+
+def read_artifact(data: bytes, order: tuple[str, ...]) -> dict[str, bytes]:
+    """Split an artifact into its blocks (name -> payload), checking every bound and that
+    the blocks are ``order``.
+
+    Raises:
+        ValueError: naming the block and the offending values.
+    """
+    blocks: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        if pos + HEADER.size > len(data):
+            raise ValueError(f"block header at {pos} must fit in {len(data)} bytes")
+        raw_name, size, external, _ = HEADER.unpack_from(data, pos)
+        name = raw_name.rstrip(b"\0").decode()
+        end = pos + HEADER.size + size
+        if external or end > len(data):
+            raise ValueError(f"block {name!r} at {pos}: size {size} must fit in {len(data)} bytes")
+        blocks[name] = data[pos + HEADER.size:end]
+        pos += HEADER.size + pad16(size)
+    if list(blocks) != list(order):
+        raise ValueError(f"blocks must be {', '.join(order)}; got {', '.join(blocks)}")
+    return blocks
+

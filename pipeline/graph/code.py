@@ -1,0 +1,133 @@
+"""The code parts of a stage's key, computed from its declaration (``pipeline/stages/declare.py``).
+
+What a stage's key covers beyond its input files and options:
+
+- **its code**: every file of this project that its function's module imports, at any depth
+  (``imports.project_closure``), never a hand-kept list;
+- **the operator index** when that code includes the operator registry: which operator file
+  lowers which FX target (it decides what the normalisation keeps and which visitor runs);
+  editing an operator's body leaves it alone, adding or moving a target does not;
+- **the operators it used**: the operator files (with what they import) whose visitors the run
+  dispatched to, as a second-level key (``graph/loaded.py``), so editing an operator a model
+  does not use moves none of its keys;
+- **its tools**: the versions of the Python packages it names, and the fingerprints of the
+  external tools its ``tools`` function returns (a compiler, QEMU, a Vulkan driver).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from pipeline.cache.key import tree_digest
+from pipeline.graph.imports import project_closure
+from pipeline.stages.declare import Stage
+
+PIPELINE_DIR = Path(__file__).resolve().parents[1]
+REPO_DIR = PIPELINE_DIR.parent
+REGISTRY = "pipeline.tosa.registry"
+OPS_PACKAGE = "pipeline.tosa.ops"
+
+
+# ---- code: the stage's import closure ----------------------------------------------------
+
+
+def code_files(stage: Stage, root: Path = REPO_DIR) -> tuple[Path, ...]:
+    """The project files a stage's outputs depend on as code: its module's import closure,
+    plus every operator file's own closure when that includes the registry (the operators
+    it may dispatch to at run time). doit re-runs the stage's tasks when one changes; the
+    key then decides whether anything is recomputed (``code_key``)."""
+    files = set(project_closure(stage.module, root))
+    if uses_registry(stage, root):
+        files.update(operator_files(root))
+    return tuple(sorted(files))
+
+
+def uses_registry(stage: Stage, root: Path = REPO_DIR) -> bool:
+    return _module_file(root, REGISTRY) in project_closure(stage.module, root)
+
+
+def _module_file(root: Path, module: str) -> Path:
+    return root.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def operator_modules(root: Path = REPO_DIR) -> list[str]:
+    """Every ``pipeline.tosa.ops.op_*`` module (the registry imports them all)."""
+    folder = root.joinpath(*OPS_PACKAGE.split("."))
+    return [f"{OPS_PACKAGE}.{p.stem}" for p in sorted(folder.glob("op_*.py"))]
+
+
+def operator_files(root: Path = REPO_DIR) -> set[Path]:
+    """The operator files and everything they import."""
+    files: set[Path] = set()
+    for module in operator_modules(root):
+        files.update(project_closure(module, root))
+    return files
+
+
+def code_key(stage: Stage, root: Path = REPO_DIR) -> str:
+    """The digest of the stage's own import closure (its key's ``code`` part)."""
+    return tree_digest(project_closure(stage.module, root), root)
+
+
+# ---- the operator index: which file lowers which target ----------------------------------
+
+
+def operator_index(store=None, root: Path = REPO_DIR) -> dict[str, str]:
+    """FX target -> operator module (``op_add``), as the registry has it.
+
+    Reading it means importing every operator (torch, ~2 s), so it is kept in the store
+    under the digest of the operator files and what they import: after an edit it is read
+    once more, and an edit that moves no target leaves every key as it was."""
+    files = operator_files(root)
+    digest = tree_digest(files, root)
+    key = hashlib.sha256(f"operator-index:{digest}".encode()).hexdigest()
+    if store is not None:
+        data = store.read(key, "operators.json")
+        if data is not None:
+            try:
+                return json.loads(data)
+            except ValueError:
+                pass  # damaged: read again below
+    index = _read_index(root)
+    if store is not None:
+        _keep(store, key, index)
+    return index
+
+
+def _read_index(root: Path) -> dict[str, str]:
+    if root != REPO_DIR:  # another checkout: its registry in a process of its own
+        import subprocess
+        import sys
+
+        code = ("import json; from pipeline.tosa import registry; print(json.dumps("
+                "{t: v.__module__.rsplit('.', 1)[1] for t, v in registry.visitors().items()}))")
+        out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
+        return json.loads(out.stdout)
+    from pipeline.tosa import registry
+
+    return {t: v.__module__.rsplit(".", 1)[1] for t, v in sorted(registry.visitors().items())}
+
+
+def _keep(store, key: str, index: dict) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=store.root) as tmp:
+        path = Path(tmp) / "operators.json"
+        path.write_text(json.dumps(index, sort_keys=True))
+        try:
+            store.put(key, {"stage": "operator-index"}, {"operators.json": path})
+        except OSError:
+            pass  # best effort: the index is read again next time
+
+
+def used_operator_files(modules: set[str], root: Path = REPO_DIR) -> list[Path]:
+    """The files behind the operator modules a run used (each with what it imports)."""
+    files: set[Path] = set()
+    for module in modules:
+        if module.startswith(OPS_PACKAGE + "."):
+            files.update(project_closure(module, root))
+    return sorted(files)

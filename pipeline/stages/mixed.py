@@ -1,0 +1,23 @@
+"""Mixed stage (``npu: {fallback: cpu}``): a TOSA graph split into NPU segments (Vela) and CPU
+segments (the kernel library), packaged as one sequence artifact (``pipeline/ethosu/mixed.py``)."""
+
+from __future__ import annotations
+
+from pipeline.stages.declare import File, Stage
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    from pipeline.ethosu.mixed import mixed
+
+    mixed(i["tosa"], i["io"], o["artifact"], o["record"], vela_args=params["vela_args"],
+          accelerator=params["accelerator"], where=where)
+
+
+STAGE = Stage(
+    name="mixed",
+    doc="split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
+        "(npu: {fallback: cpu})",
+    run=run,
+    inputs={"tosa": File("tosa"), "io": File("io"), "vela_ini": File("ini")},
+    outputs={"artifact": File("artifact", "model.bin"), "record": File("record", "mixed.json")},
+)

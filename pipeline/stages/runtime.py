@@ -1,0 +1,55 @@
+"""Runtime stage: the C++ runtime cross-built with CMake for one toolchain, CPU, ISA and build
+type (``pipeline/runtime/cmake.py``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pipeline.stages.declare import File, Stage
+
+# Every file under runtime/ and cmake/ is an input (role: its path in the repository).
+RUNTIME_SOURCES = {"runtime/*": File("source"), "cmake/*": File("source")}
+
+
+def build(options: dict, params: dict, outputs: dict[str, Path], where: str, *,
+          model_c: Path | None = None, arena: int | None = None) -> None:
+    """CMake-build the runtime (or a firmware image, with ``model_c`` compiled in) and copy
+    the products the outputs name."""
+    from pipeline.runtime.cmake import REPO_ROOT, build_runtime
+
+    products = build_runtime(
+        REPO_ROOT, Path(params["cmake_dir"]), toolchain=options["toolchain"], cpu=options["cpu"],
+        isa=options["isa"], platform=options["platform"], build_type=options["build_type"],
+        model_c=model_c, where=where, runner=options.get("runner", "npu"),
+        board=options.get("board"), cpu_arena_bytes=arena,
+        sequence=options.get("sequence", False),
+        ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
+    by_name = {p.name: p for p in products}
+    for dest in outputs.values():
+        if dest.name not in by_name:
+            raise AssertionError(f"runtime build did not list {dest.name}: {sorted(by_name)}")
+        shutil.copyfile(by_name[dest.name], dest)
+        shutil.copymode(by_name[dest.name], dest)
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    build(options, params, o, where)
+
+
+def tools(options: dict) -> dict[str, str]:
+    """The compiler (its ``--version``, the toolchain file): the C++ build's only tool."""
+    from pipeline.runtime.cmake import toolchain_fingerprint
+
+    return {"toolchain": toolchain_fingerprint(options["toolchain"])}
+
+
+STAGE = Stage(
+    name="runtime",
+    doc="cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
+    run=run,
+    inputs=RUNTIME_SOURCES,
+    outputs={"*": File("binary", "products/{}")},
+    packages=(),
+    tools=tools,
+)

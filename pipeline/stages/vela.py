@@ -1,0 +1,22 @@
+"""Vela stage: a TOSA flatbuffer compiled for one Ethos-U configuration, after the NPU's
+placement rules are checked (``pipeline/ethosu/``)."""
+
+from __future__ import annotations
+
+from pipeline.stages.declare import File, Stage
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    from pipeline.ethosu.vela import run_vela
+
+    run_vela(i["tosa"], o["npz"].parent, params["vela_args"], where=where)
+
+
+STAGE = Stage(
+    name="vela",
+    doc="compile a TOSA graph for one Ethos-U configuration with Vela",
+    run=run,
+    inputs={"tosa": File("tosa"), "vela_ini": File("ini")},
+    outputs={"npz": File("npz", "model_vela.npz"), "summary": File("csv", "summary.csv"),
+             "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json")},
+)
