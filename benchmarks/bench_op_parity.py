@@ -175,7 +175,7 @@ def _prepare(group: dict, programs: Path, work: Path) -> None:
     import torch
 
     from pipeline.programs import save_program
-    from pipeline.export.program import export_program
+    from pipeline.chain.export import export as export_program
     from pipeline.stages.quantize import quantize
 
     key, where = group["program"], f"{group['program']}/"

@@ -199,8 +199,8 @@ def ours(model, samples: list[tuple], options: dict):
     """Our quantize flow on the exported model: the q/dq module (``options``: the
     ``observer`` and techniques; none: the default)."""
     from pipeline.config.models import Calibration
-    from pipeline.quant.flow import quantize_program
-    from pipeline.export.program import export_program
+    from pipeline.chain.quantize import quantize_program
+    from pipeline.chain.export import export as export_program
 
     fields = Calibration.model_fields  # the build's defaults, under the options given
     defaults = {name: fields[name].default for name in ("equalization", "bias_correction")}

@@ -370,7 +370,7 @@ def run_ours(entry: ModelEntry, npus, work: Path, observers=(), sqnr_count: int 
 
     from pipeline.config.npu import NpuConfig
     from pipeline.errors import UserError
-    from pipeline.export.program import export
+    from pipeline.stages.export import export
     from pipeline.ethosu.package import package
     from pipeline.stages.quantize import quantize
     from pipeline.ethosu.vela import run_vela

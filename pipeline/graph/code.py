@@ -115,13 +115,13 @@ def _read_index(root: Path) -> dict[str, str]:
 def _keep(store, key: str, index: dict) -> None:
     import tempfile
 
-    with tempfile.TemporaryDirectory(dir=store.root) as tmp:
-        path = Path(tmp) / "operators.json"
-        path.write_text(json.dumps(index, sort_keys=True))
-        try:
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "operators.json"
+            path.write_text(json.dumps(index, sort_keys=True))
             store.put(key, {"stage": "operator-index"}, {"operators.json": path})
-        except OSError:
-            pass  # best effort: the index is read again next time
+    except OSError:
+        pass  # best effort: the index is read again next time
 
 
 def used_operator_files(modules: set[str], root: Path = REPO_DIR) -> list[Path]:

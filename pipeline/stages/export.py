@@ -8,10 +8,15 @@ from pathlib import Path
 from pipeline.stages.declare import File, Stage
 
 
-def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
-    from pipeline.chain import lowered_targets
-    from pipeline.export.program import export
+def export(source: Path, attr: str, out_dir: Path, **options) -> dict[str, Path]:
+    """``pipeline.export.program.export`` (its arguments) for the lowering's operators."""
+    from pipeline.export.program import export as export_files
+    from pipeline.tosa.registry import lowered_targets
 
+    return export_files(source, attr, out_dir, lowered=lowered_targets(), **options)
+
+
+def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     factory = params.get("input_factory")
     calibration = options.get("calibration", {"samples": 0, "seed": 0})
     folder = params.get("calibration_folder")
@@ -20,8 +25,7 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
            input_factory=(Path(factory[0]), factory[1]) if factory else None,
            seed=options["seed"], calibration_samples=calibration["samples"],
            calibration_seed=calibration["seed"],
-           calibration_folder=Path(folder) if folder else None, where=where,
-           lowered=lowered_targets())
+           calibration_folder=Path(folder) if folder else None, where=where)
 
 
 STAGE = Stage(

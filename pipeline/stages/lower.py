@@ -45,11 +45,13 @@ def lower(
         UnsupportedOperatorError: an operator without a lowering (names op, source line).
         UserError: bad spec, or tensor types the spec does not allow.
     """
-    from pipeline import chain
+    from pipeline.chain.lower import lower as lower_program
     from pipeline.programs import load_program
+    from pipeline.tosa.spec import parse_spec
 
+    parse_spec(spec, where)  # a bad spec is named before the program is read
     variants = variants or {}
-    lowering = chain.lower(load_program(quantized), spec, input_names=input_names,
+    lowering = lower_program(load_program(quantized), spec, input_names=input_names,
                            variants=tuple(variants), where=where)
     lowering.write(out_tosa, out_io, variants)
 

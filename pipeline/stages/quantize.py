@@ -49,7 +49,7 @@ def quantize(
     """
     import torch
 
-    from pipeline import chain
+    from pipeline.chain.quantize import quantize as quantize_program
     from pipeline.files import write_atomic
     from pipeline.programs import load_program, save_program
     from pipeline.quant.flow import sqnr_db
@@ -58,7 +58,7 @@ def quantize(
     get_scheme(scheme, where, observer, weights)  # reject a bad scheme before the slow part
     samples = torch.load(calibration, weights_only=True)
     program = load_program(exported)
-    quantized, techniques = chain.quantize(
+    quantized, techniques = quantize_program(
         program, samples, scheme, where=where, observer=observer, equalization=equalization,
         bias_correction=bias_correction, weights=weights)
     save_program(quantized, out)
@@ -67,7 +67,7 @@ def quantize(
     summary = {"scheme": scheme, "observer": observer, "weights": weights, **techniques}
     if equalization or bias_correction is True:  # what they bought, on the calibration
         # samples (a second quantization; "auto" bias correction records its own comparison)
-        plain, _ = chain.quantize(program, samples, scheme, where=where, observer=observer,
+        plain, _ = quantize_program(program, samples, scheme, where=where, observer=observer,
                                   weights=weights)
         summary["calibration_sqnr_db"] = {
             "with": sqnr_db(program, quantized, samples),

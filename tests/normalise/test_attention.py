@@ -74,8 +74,8 @@ class Attention(nn.Module):
 
 
 def _quantized(module, scheme="int8"):
-    from pipeline.quant.flow import quantize_program
-    from pipeline.export.program import export_program
+    from pipeline.chain.quantize import quantize_program
+    from pipeline.chain.export import export as export_program
 
     samples = [tuple(_qkv(seed)) for seed in range(3)]
     return quantize_program(export_program(module, samples[0]), samples, scheme)

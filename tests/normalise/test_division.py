@@ -4,7 +4,7 @@ normalised program holds (the lowering and verification are tested per operator)
 import pytest
 import torch
 
-from pipeline.normalise import normalise
+from pipeline.chain.export import normalise
 from tests.tosa.elementwise_cases import Lambda
 
 pytestmark = pytest.mark.needs_torch

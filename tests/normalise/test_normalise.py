@@ -6,7 +6,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pipeline.normalise import is_normal, normalise
+from pipeline.chain.export import normalise
+from pipeline.normalise import is_normal
+from pipeline.tosa.registry import lowered_targets
 from tests.tosa.lowering_cases import INT8, run_case
 
 pytestmark = pytest.mark.needs_torch
@@ -56,7 +58,7 @@ def test_user_style_program_is_normalised_and_keeps_its_values():
                  "_weight_norm", "_to_copy", "ones_like"):
         assert not any(f"aten.{gone}." in op for op in ops), (gone, ops)
     assert ops.count("aten.linear.default") == 1 and ops.count("aten.conv2d.default") == 1
-    assert is_normal(program)
+    assert is_normal(program, lowered_targets())
     torch.testing.assert_close(program.module()(x), model(x), rtol=1e-5, atol=1e-5)
 
 

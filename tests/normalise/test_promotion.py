@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from pipeline.normalise.promotion import promotions
-from pipeline.export.program import export_program
+from pipeline.chain.export import export as export_program
 from tests.tosa.elementwise_cases import Lambda as Fn
 
 pytestmark = pytest.mark.needs_torch

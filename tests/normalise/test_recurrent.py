@@ -62,8 +62,8 @@ class Gru(nn.Module):
 
 
 def test_every_step_of_a_value_shares_one_quantization():
-    from pipeline.quant.flow import quantize_program
-    from pipeline.export.program import export_program
+    from pipeline.chain.quantize import quantize_program
+    from pipeline.chain.export import export as export_program
 
     samples = [(torch.rand(1, 6, 4) * 2 - 1,) for _ in range(3)]
     program = quantize_program(export_program(Gru(), samples[0]), samples)

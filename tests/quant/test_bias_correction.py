@@ -25,8 +25,8 @@ class DepthwiseNet(nn.Module):
 
 
 def normalised_and_samples(count: int = 8):
-    from pipeline.normalise import normalise
-    from pipeline.export.program import export_program
+    from pipeline.chain.export import normalise
+    from pipeline.chain.export import export as export_program
 
     torch.manual_seed(0)
     model = DepthwiseNet().eval()
@@ -41,7 +41,7 @@ def normalised_and_samples(count: int = 8):
 
 def test_quantized_weight_matches_what_the_quantize_flow_stores():
     from pipeline.quant.bias_correction import quantize_weight
-    from pipeline.quant.flow import quantize_program
+    from pipeline.chain.quantize import quantize_program
     from pipeline.quant.layers import get_tensor
     from pipeline.quant.schemes import get_scheme
 
@@ -148,8 +148,9 @@ def test_sequential_correction_reduces_the_mean_error_of_the_quantized_network()
 def test_auto_keeps_the_correction_only_where_it_raises_the_calibration_sqnr():
     """The default (``auto``) quantizes with and without and keeps the graph of the higher
     SQNR over the calibration samples; the record says which and both figures."""
-    from pipeline.quant.flow import quantize_with_record, sqnr_db
-    from pipeline.export.program import export_program
+    from pipeline.chain.quantize import quantize as quantize_with_record
+    from pipeline.quant.flow import sqnr_db
+    from pipeline.chain.export import export as export_program
 
     torch.manual_seed(0)
     model = DepthwiseNet().eval()

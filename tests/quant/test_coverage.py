@@ -16,7 +16,7 @@ pytestmark = pytest.mark.needs_torch
 def annotated(fn, *inputs) -> torch.fx.GraphModule:
     """The normalised program of ``fn`` as the quantize flow annotates it."""
     from pipeline.quant.quantizer import EthosUQuantizer
-    from pipeline.export.program import export_program
+    from pipeline.chain.export import export as export_program
 
     module = export_program(Fn(fn), inputs).module(check_guards=False)
     return EthosUQuantizer("int8").annotate(module)

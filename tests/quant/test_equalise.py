@@ -82,8 +82,8 @@ class ConvRelu6Conv(nn.Module):
 
 
 def normalised(model: nn.Module, shape):
-    from pipeline.normalise import normalise
-    from pipeline.export.program import export_program
+    from pipeline.chain.export import normalise
+    from pipeline.chain.export import export as export_program
 
     torch.manual_seed(0)
     model = model.eval()
@@ -167,9 +167,9 @@ def test_pairs_through_relu6_or_a_shared_tensor_are_left_alone():
 
 
 def test_program_state_is_not_written():
-    from pipeline.normalise import normalise
+    from pipeline.chain.export import normalise
     from pipeline.quant.equalise import equalise
-    from pipeline.export.program import export_program
+    from pipeline.chain.export import export as export_program
 
     x = torch.randn(1, 3, 12, 12)
     program = export_program(ConvReluConv().eval(), (x,), "test")

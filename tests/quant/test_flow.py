@@ -19,7 +19,7 @@ def constants(program):
 
 @pytest.mark.parametrize("scheme, act_dtype", [("int8", torch.int8), ("a16w8", torch.int16)])
 def test_quantized_program_holds_qdq_and_int_weights(scheme, act_dtype):
-    from pipeline.quant.flow import quantize_program
+    from pipeline.chain.quantize import quantize_program
 
     program, samples = program_and_samples()
     quantized = quantize_program(program, samples, scheme)
@@ -39,7 +39,7 @@ def test_quantized_program_holds_qdq_and_int_weights(scheme, act_dtype):
 
 
 def test_sample_arity_is_checked():
-    from pipeline.quant.flow import quantize_program
+    from pipeline.chain.quantize import quantize_program
 
     program, samples = program_and_samples()
     with pytest.raises(

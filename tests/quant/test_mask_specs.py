@@ -24,7 +24,7 @@ class IntegerPaths(nn.Module):
 
 
 def quantize(module, *inputs):
-    from pipeline.quant.flow import quantize_program
+    from pipeline.chain.quantize import quantize_program
 
     program = torch.export.export(module.eval(), inputs)
     return quantize_program(program, [inputs], "int8")
@@ -80,7 +80,7 @@ def test_masked_outputs_take_the_scores_range_plus_the_margin():
 def test_mask_likeness():
     from pipeline.quant.mask_specs import is_fill, is_mask_like
 
-    from pipeline.normalise import normalise
+    from pipeline.chain.export import normalise
 
     inputs = (torch.rand(2, 6, 6), torch.ones(2, 6, 6).long())
     gm = normalise(torch.export.export(Attention().eval(), inputs)).module(check_guards=False)

@@ -145,7 +145,7 @@ class PoolNet(nn.Module):
 def test_a_shared_observer_weighs_each_tensor_and_skips_a_reshape():
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
-    from pipeline.normalise import normalise
+    from pipeline.chain.export import normalise
     from pipeline.quant.observers import MseObserver, count_observed_tensors
     from pipeline.quant.quantizer import EthosUQuantizer
 
@@ -168,7 +168,7 @@ def test_the_quantize_stage_defaults_to_the_mse_observer(tmp_path):
     stage with no settings: the program is the mse observer's, its input range is narrower
     than min/max's and its error over the test inputs lower."""
     from pipeline.programs import load_program
-    from pipeline.export.program import export
+    from pipeline.stages.export import export
     from pipeline.stages.quantize import quantize
 
     source = tmp_path / "tailed.py"

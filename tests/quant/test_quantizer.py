@@ -6,7 +6,7 @@ pytestmark = pytest.mark.needs_torch
 
 
 def test_calibrated_program_tracks_the_float_model():
-    from pipeline.quant.flow import quantize_program
+    from pipeline.chain.quantize import quantize_program
 
     torch.manual_seed(0)
     module = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 16, 4))

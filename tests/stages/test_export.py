@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import StageError
-from pipeline.export.program import export
+from pipeline.stages.export import export
 
 pytestmark = pytest.mark.needs_torch
 

@@ -24,7 +24,8 @@ import pytest
 
 from pipeline.errors import ConfigError, StageError, UserError
 from pipeline.graph import timeout
-from pipeline.export.program import export, load_attr
+from pipeline.export.program import load_attr
+from pipeline.stages.export import export
 
 pytestmark = pytest.mark.needs_torch
 

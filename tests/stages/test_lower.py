@@ -124,9 +124,10 @@ def test_input_names_must_match_the_model(tmp_path):
 def test_lower_stage_code_version_covers_the_decompositions_it_runs():
     """lower_program decomposes float programs with normalise/decompose.py: a change there must
     re-run the lower stage (its cache key hashes the stage's code files)."""
-    from pipeline.graph.plan import code_files
+    from pipeline.graph.code import code_files
+    from pipeline.graph.stages import STAGES
 
-    assert REPO / "pipeline" / "quant" / "decompose.py" in code_files("lower")
+    assert REPO / "pipeline" / "normalise" / "decompose.py" in code_files(STAGES["lower"])
 
 
 class TwoBlockers(nn.Module):

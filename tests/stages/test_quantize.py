@@ -42,7 +42,7 @@ def test_histogram_observer_raises_sqnr_of_the_example_cnn(tmp_path):
     """Measured through the whole chain (reference model vs float), not on observer internals."""
     from pathlib import Path
 
-    from pipeline.export.program import export
+    from pipeline.stages.export import export
     from pipeline.stages.lower import lower
     from pipeline.verify.check import verify
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from pipeline.export.program import export_program
+from pipeline.chain.export import export as export_program
 from pipeline.stages.lower import lower
 from pipeline.stages.quantize import quantize
 from pipeline.verify.check import verify

@@ -1,11 +1,4 @@
-"""The compile chain over objects in memory, wired once: export -> normalise -> quantize ->
-lower, with each NPU family's variant of the lowered graph.
-
-The stages run these steps over files (``pipeline/stages/``); tests and benchmarks call them
-directly, with nothing saved and loaded back between steps. This is also the one place that
-tells the normalisation which operators the lowering takes as they are (the rooms below
-never import the rooms above them).
-"""
+"""Lower: a q/dq (or float) program to TOSA, with each NPU family's variant of the graph."""
 
 from __future__ import annotations
 
@@ -13,46 +6,6 @@ import copy
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-
-
-def lowered_targets() -> frozenset[str]:
-    """The FX targets the lowering has a visitor for: the normalisation keeps them."""
-    from pipeline.tosa.registry import lowered_targets as targets
-
-    return targets()
-
-
-def export(model, example: tuple, where: str = ""):
-    """``torch.export`` of ``model`` on ``example``, normalised (``pipeline.normalise``).
-
-    Raises:
-        StageError: torch.export cannot capture the model.
-    """
-    from pipeline.export.program import export_program
-
-    return export_program(model, example, where, lowered=lowered_targets())
-
-
-def normalise(program):
-    """The normal form of an exported program (``pipeline.normalise``)."""
-    from pipeline.normalise import normalise as normal_form
-
-    return normal_form(program, lowered_targets())
-
-
-def quantize(program, samples, scheme: str = "int8", *, where: str = "", observer: str = "mse",
-             equalization: bool = False, bias_correction: bool | str = False,
-             weights: str = "per_channel"):
-    """``(q/dq program, record)``: ``program`` normalised, then PT2E-quantized and calibrated on
-    every sample (``pipeline.quant.flow.quantize_with_record`` says what each option does).
-
-    Raises:
-        UserError: a bad scheme or observer, or samples that do not fit the program.
-    """
-    from pipeline.quant.flow import quantize_with_record
-
-    return quantize_with_record(normalise(program), samples, scheme, where, observer,
-                                equalization, bias_correction, weights)
 
 
 @dataclass
