@@ -123,3 +123,52 @@ def test_stages_that_read_the_registry_depend_on_every_operator_file():
     for name in ("vela", "package", "runtime", "vgf"):
         assert not code.uses_registry(STAGES[name])
         assert not ops & set(code.code_files(STAGES[name]))
+
+
+_PROBE = """
+import importlib, json, pickle, sys
+from pathlib import Path
+stage, args = pickle.loads(Path(sys.argv[1]).read_bytes())
+importlib.import_module(stage).run(*args, "probe")
+print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())
+                        if n.split(".")[0] == "pipeline" and getattr(m, "__file__", None))))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.needs_torch
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("target", ["tosa-ref", "u55-baremetal", "a53-cpu", "vgf-int8"])
+def test_every_module_a_stage_runs_is_in_its_code(target, tmp_path):
+    """Each stage of a real build, run alone in a fresh Python: every module of this project
+    it imported is among the files its key covers (``code_files``: the import closure, and
+    the operator files when it reads the registry). A module outside them would be code that
+    changes outputs without changing the key."""
+    import json
+    import pickle
+    import subprocess
+    import sys
+
+    from pipeline.config import load_config
+    from pipeline.graph.plan import make_plan
+
+    config = load_config(ROOT / "targets.yaml")
+    build = tmp_path / "build"
+    subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
+                    "build", f"target={target}", f"build={build}", f"store={tmp_path / 'store'}"],
+                   check=True, capture_output=True)
+    plan = make_plan(config, build)
+    mine = [inv for inv in plan.invocations.values()
+            if target in plan.users[inv.task] and STAGES[inv.stage].packages
+            and inv.name.split("/")[0] == "add"]
+    assert {inv.stage for inv in mine} >= {"export", "quantize", "lower", "verify"}
+    for inv in mine:
+        work = tmp_path / inv.stage
+        work.mkdir(exist_ok=True)
+        out = {role: work / path.name for role, path in inv.outputs.items()}
+        args = (inv.inputs, out, inv.options, inv.params)  # plain data: no plan class loaded
+        (tmp_path / "inv.pickle").write_bytes(pickle.dumps((STAGES[inv.stage].module, args)))
+        proc = subprocess.run([sys.executable, "-c", _PROBE, str(tmp_path / "inv.pickle")],
+                              cwd=ROOT, capture_output=True, text=True, check=True)
+        ran = {Path(f).resolve() for f in json.loads(proc.stdout.splitlines()[-1])}
+        assert ran - set(code.code_files(STAGES[inv.stage])) == set(), inv.task

@@ -240,7 +240,7 @@ def test_a_check_failing_side_by_side_is_reported_by_its_own_task(project, tmp_p
     monkeypatch.setenv(alongside.JOBS_ENV, "2")
     alongside.run_alongside(good_inv, [(bad_inv, "t/vgf_check"), (good_inv, "t/vgf_check")],
                             str(store.root), pending=lambda p: not store.has(
-                                _keys(p, store, None)[0]))
+                                _keys(p, store, None)[0]), run=run_stage)
     assert store.has(_keys(good_inv, store, None)[0])
     assert not store.has(_keys(bad_inv, store, None)[0])
     failed = run_stage(bad_inv, str(store.root), "t/vgf_check")
