@@ -244,3 +244,28 @@ def test_post_training_techniques_reach_the_quantize_key(tmp_path):
 
     assert len({key(on.options), key({**on.options, "bias_correction": False}),
                 key(off.options)}) == 3
+
+
+def test_every_input_is_an_output_of_its_declared_kind():
+    """Typed stage inputs and outputs (``pipeline/stages/declare.py``): every role the plan
+    gives an invocation is declared by its stage, and an input made by another stage is an
+    output of the kind the consumer declares (a .tosa into a tosa input, never an io.json)."""
+    plan = make_plan(load_config(ROOT / "targets.yaml"), ROOT / "build")
+    made = {}
+    for inv in plan.invocations.values():
+        stage = STAGES[inv.stage]
+        for role, path in inv.outputs.items():
+            declared = stage.file(role, stage.outputs)
+            assert declared is not None, f"{inv.task}: output {role} is not declared"
+            made[path] = (inv.task, declared.kind)
+    wired = 0
+    for inv in plan.invocations.values():
+        stage = STAGES[inv.stage]
+        for role, path in inv.inputs.items():
+            declared = stage.file(role, stage.inputs)
+            assert declared is not None, f"{inv.task}: input {role} is not declared"
+            if path in made:
+                wired += 1
+                producer, kind = made[path]
+                assert kind == declared.kind, f"{inv.task}.{role} <- {producer}: {kind}"
+    assert wired > 50  # the shipped targets wire every stage into the next
