@@ -17,23 +17,12 @@ from pipeline.config.boards import BOARDS, Board
 from pipeline.graph.code import code_files
 from pipeline.graph.imports import local_imports
 from pipeline.graph.stages import STAGES
+from pipeline.stages.runtime import PRODUCTS
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PIPELINE_DIR.parent
 
-# What a runtime build leaves for the target, per CMake platform. The bare-metal runner
-# embeds one model, so it is a firmware task of its own (and needs the target's Ethos-U SDK).
-RUNTIME_PRODUCTS = {
-    "cortex_a": ("ethosu_runner", "libethosu_rt_common.a", "libethosu_rt_cortex_a.a"),
-    "cortex_m": ("libethosu_rt_common.a", "libethosu_rt_cortex_m.a"),
-}
-CMAKE_PLATFORM = {"linux": "cortex_a", "baremetal": "cortex_m"}
-# A CPU-only target's runtime: the kernel library instead of the NPU backend, and the CPU
-# runner (Linux; bare metal links it per model as firmware).
-CPU_RUNTIME_PRODUCTS = {
-    "cortex_a": ("tosa_cpu_runner", "libethosu_rt_common.a", "libtosa_cpu.a"),
-    "cortex_m": ("libethosu_rt_common.a", "libtosa_cpu.a"),
-}
+CMAKE_PLATFORM = {"linux": "cortex_a", "baremetal": "cortex_m"}  # the targets with a runtime
 
 
 def runtime_sources() -> list[Path]:
@@ -296,11 +285,11 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
     options = {"toolchain": target.toolchain, "cpu": target.cpu, "isa": target.isa,
                "platform": platform, "build_type": target.build_type}
     name = f"{target.toolchain}/{target.cpu}{'-' + target.isa if target.isa else ''}/{target.build_type}"
-    products = RUNTIME_PRODUCTS[platform]
+    runner = "npu"
     if target.npu is None:
-        options["runner"] = "cpu"
+        options["runner"] = runner = "cpu"
         name += "/cpu"
-        products = CPU_RUNTIME_PRODUCTS[platform]
+    products = PRODUCTS[platform, runner]
     out = _stage_dir(build, "runtime", name)
     return plan.add(Invocation(
         "runtime", name,

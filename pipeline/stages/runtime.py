@@ -10,6 +10,15 @@ from pipeline.stages.declare import File, Stage
 
 # Every file under runtime/ and cmake/ is an input (role: its path in the repository).
 RUNTIME_SOURCES = {"runtime/*": File("source"), "cmake/*": File("source")}
+# What a runtime build leaves for the target, per CMake platform and runner: the NPU backend
+# (the Linux runner; bare metal links its runner per model, as firmware), or for a CPU-only
+# target the kernel library (and the CPU runner on Linux).
+PRODUCTS = {
+    ("cortex_a", "npu"): ("ethosu_runner", "libethosu_rt_common.a", "libethosu_rt_cortex_a.a"),
+    ("cortex_m", "npu"): ("libethosu_rt_common.a", "libethosu_rt_cortex_m.a"),
+    ("cortex_a", "cpu"): ("tosa_cpu_runner", "libethosu_rt_common.a", "libtosa_cpu.a"),
+    ("cortex_m", "cpu"): ("libethosu_rt_common.a", "libtosa_cpu.a"),
+}
 
 
 def build(options: dict, params: dict, outputs: dict[str, Path], where: str, *,
