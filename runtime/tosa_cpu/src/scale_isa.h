@@ -1,0 +1,251 @@
+// Scaling primitives: RESCALE (scale.cc) and the average pools' division (pooling_isa.h).
+//
+// apply_scale_32 without its 64-bit product per value. With P = value * multiplier
+// (multiplier >= 0) and shift S in 2..62:
+//   single rounding: floor((P + 2^(S-1)) / 2^S)
+//     = vrshl(vqdmulh(value << ls, multiplier), -rs), ls = max(32 - S, 0), rs = max(S - 31, 1):
+//     vqdmulh(a, m) = floor(2am / 2^32) exactly (no saturation: m >= 0), and for S >= 32
+//     2^(S-1) is a multiple of 2^31, so floor((floor(P / 2^31) + 2^(S-32)) / 2^(S-31)) is the
+//     same value; for S <= 31 the value is pre-shifted so that one extra bit is rounded by the
+//     vrshl. vrshl by -k is (t + 2^(k-1)) >> k without overflow (Arm pseudo-code).
+//   double rounding, S > 31: floor((P + 2^(S-1) + sign * 2^30) / 2^S)
+//     = vrshl(floor((P + sign * 2^30) / 2^31), -(S - 31)), and
+//     floor((P - 2^30) / 2^31) = floor((P + 2^30) / 2^31) - 1, so the first stage is
+//     vqrdmulh(value, m) + (value >> 31); for S <= 31 double rounding is single rounding,
+//     here vqrdmulh(value << (31 - S), m) with no right shift.
+// The pre-shift is exact whenever value << ls fits in 32 bits (the spec requires
+// |value| < 2^(S-1), which does); scale.cc runs these lanes only where it fits for every
+// value of the input type, so every input gives what the portable kernel gives.
+// MVE and NEON compute it 4 lanes at a time; DSP one value at a time with SMULL (32 x 32 ->
+// 64), the rounding shift overflow-free as (t >> k) + ((t >> (k - 1)) & 1), QADD and SSAT.
+//
+// A RESCALE block (ScaleBlock: the ISA's, for scale32; ScaleScalar<kScale32>: portable,
+// both multiplier widths) has
+//   kLanes, kPredicated, Mask, mask(remaining)    as the other blocks (isa.h)
+//   Scale scale(m, s, channel, per_channel, mask, double_round)
+//       the lanes' multipliers and shifts: channels channel.. (per channel) or the tensor's
+//   apply<In, Out, kDouble>(x, y, scale, izp, ozp, mask)
+//       y = saturate<Out>(apply_scale(x - izp) + ozp) for the block's lanes
+//   kFixedRounding  true: a loop per rounding mode (kDouble), call-free; false: one loop,
+//               the Scale carries the mode (ScaleScalar: size over speed)
+//   kRowBlock   rows a group of channels goes down before the next group (NEON: 32, so the
+//               block stays in the data cache; elsewhere all rows)
+//   kCallPerGroup  whether scale.cc's loops over a group's rows are called once a group
+//               (MVE: the vectors, pointers and zero points of one group fill the registers;
+//               a loop over the groups around them spills) or once for all groups
+// and kScaleScalarFallback says whether the pairs the ISA's blocks decline take the portable
+// typed loop (true) or the generic one (MVE: code size).
+#ifndef TOSA_CPU_SCALE_ISA_H_
+#define TOSA_CPU_SCALE_ISA_H_
+
+#include <limits>
+#include <type_traits>
+
+#include "isa.h"
+#include "kernels.h"
+
+namespace tosa_cpu {
+
+template <bool kScale32>
+struct ScaleScalar {
+  static constexpr int32_t kLanes = 1;
+  static constexpr bool kPredicated = false;
+  static constexpr size_t kRowBlock = SIZE_MAX;
+  static constexpr bool kFixedRounding = false;
+  static constexpr bool kCallPerGroup = false;
+  using Mask = int32_t;
+  using Mult = typename std::conditional<kScale32, int32_t, int16_t>::type;
+  struct Scale {
+    int32_t m, s;
+    bool double_round;
+  };
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
+  static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
+                                     bool per_channel, Mask, bool double_round) {
+    const size_t at = per_channel ? channel : 0;
+    return Scale{static_cast<const Mult*>(m)[at], s[at], double_round};
+  }
+  template <typename In, typename Out, bool>
+  static TOSA_CPU_INLINE void apply(const In* x, Out* y, const Scale& l, int32_t izp,
+                                    int32_t ozp, Mask) {
+    const int64_t v = static_cast<int64_t>(x[0]) - izp;
+    const int32_t scaled = kScale32 ? apply_scale_32(v, l.m, l.s, l.double_round)
+                                    : apply_scale_16(v, l.m, l.s);
+    y[0] = static_cast<Out>(clamp64(static_cast<int64_t>(scaled) + ozp,
+                                    std::numeric_limits<Out>::min(),
+                                    std::numeric_limits<Out>::max()));
+  }
+};
+
+#if defined(TOSA_CPU_MVE) || defined(TOSA_CPU_NEON)
+// The formula's lanes: m, ls, nrs = -rs, and where double rounding adds value >> 31
+// (S > 31). MVE and NEON name these intrinsics alike.
+struct Scale32 {
+  int32x4_t m, ls, nrs, dmask;
+};
+
+TOSA_CPU_INLINE Scale32 scale32_make(int32x4_t m, int32x4_t sh, bool double_round) {
+  Scale32 l;
+  l.m = m;
+  l.ls = vmaxq_s32(vsubq_s32(vdupq_n_s32(double_round ? 31 : 32), sh), vdupq_n_s32(0));
+  l.nrs = vminq_s32(vsubq_s32(vdupq_n_s32(31), sh), vdupq_n_s32(double_round ? 0 : -1));
+#if defined(TOSA_CPU_MVE)
+  l.dmask = double_round ? vdupq_m_n_s32(vdupq_n_s32(0), -1, vcmpgtq_n_s32(sh, 31))
+                         : vdupq_n_s32(0);
+#else
+  l.dmask = double_round ? vreinterpretq_s32_u32(vcgtq_s32(sh, vdupq_n_s32(31)))
+                         : vdupq_n_s32(0);
+#endif
+  return l;
+}
+
+// apply_scale_32(v, m, S, kDouble) in every lane.
+template <bool kDouble>
+TOSA_CPU_INLINE int32x4_t scale32_round(int32x4_t v, const Scale32& l) {
+  const int32x4_t a = vshlq_s32(v, l.ls);
+  const int32x4_t t = kDouble
+                          ? vaddq_s32(vqrdmulhq_s32(a, l.m), vandq_s32(vshrq_n_s32(v, 31), l.dmask))
+                          : vqdmulhq_s32(a, l.m);
+  return vrshlq_s32(t, l.nrs);
+}
+#endif
+
+#if defined(TOSA_CPU_MVE)
+constexpr bool kScaleScalarFallback = false;
+
+struct ScaleBlock {
+  static constexpr int32_t kLanes = 4;
+  static constexpr bool kPredicated = true;
+  static constexpr size_t kRowBlock = SIZE_MAX;
+  static constexpr bool kFixedRounding = true;
+  static constexpr bool kCallPerGroup = true;
+  using Mask = mve_pred16_t;
+  using Scale = Scale32;
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) {
+    return vctp32q(static_cast<uint32_t>(remaining));
+  }
+  // Out of line: one copy serves every RESCALE column function (code size).
+  static __attribute__((noinline)) Scale scale(const void* m, const int8_t* s, size_t channel,
+                                               bool per_channel, Mask p, bool double_round) {
+    const int32_t* m32 = static_cast<const int32_t*>(m);
+    return scale32_make(per_channel ? vldrwq_z_s32(m32 + channel, p) : vdupq_n_s32(m32[0]),
+                        per_channel ? vldrbq_z_s32(s + channel, p) : vdupq_n_s32(s[0]),
+                        double_round);
+  }
+  template <typename In, typename Out, bool kDouble>
+  static TOSA_CPU_INLINE void apply(const In* x, Out* y, const Scale& l, int32_t izp,
+                                    int32_t ozp, Mask p) {
+    const int32x4_t t = scale32_round<kDouble>(vsubq_n_s32(load_s32x4(x, p), izp), l);
+    store_s32x4(y, saturate_s32x4<Out>(vqaddq_n_s32(t, ozp)), p);
+  }
+};
+#elif defined(TOSA_CPU_NEON)
+// NEON has no predication: whole blocks of 4; the output range by saturating narrows.
+constexpr bool kScaleScalarFallback = true;
+
+struct ScaleBlock {
+  static constexpr int32_t kLanes = 4;
+  static constexpr bool kPredicated = false;
+  static constexpr size_t kRowBlock = 32;
+  static constexpr bool kFixedRounding = true;
+  static constexpr bool kCallPerGroup = false;
+  using Mask = int32_t;
+  using Scale = Scale32;
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
+  static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
+                                     bool per_channel, Mask, bool double_round) {
+    const int32_t* m32 = static_cast<const int32_t*>(m);
+    if (!per_channel) return scale32_make(vdupq_n_s32(m32[0]), vdupq_n_s32(s[0]), double_round);
+    const int32_t s4[4] = {s[channel], s[channel + 1], s[channel + 2], s[channel + 3]};
+    return scale32_make(vld1q_s32(m32 + channel), vld1q_s32(s4), double_round);
+  }
+  template <typename T>
+  static TOSA_CPU_INLINE int32x4_t load(const T* x) {
+    if constexpr (sizeof(T) == 1) {
+      int32_t word;
+      memcpy(&word, x, 4);
+      return vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(word)))));
+    } else if constexpr (sizeof(T) == 2) {
+      return vmovl_s16(vld1_s16(reinterpret_cast<const int16_t*>(x)));
+    } else {
+      return vld1q_s32(reinterpret_cast<const int32_t*>(x));
+    }
+  }
+  template <typename T>
+  static TOSA_CPU_INLINE void store(T* y, int32x4_t v) {
+    if constexpr (sizeof(T) == 1) {
+      const int16x4_t h = vqmovn_s32(v);
+      const int8x8_t b = vqmovn_s16(vcombine_s16(h, h));
+      vst1_lane_s32(reinterpret_cast<int32_t*>(static_cast<void*>(y)), vreinterpret_s32_s8(b), 0);
+    } else {
+      vst1q_s32(reinterpret_cast<int32_t*>(y), v);
+    }
+  }
+  template <typename In, typename Out, bool kDouble>
+  static TOSA_CPU_INLINE void apply(const In* x, Out* y, const Scale& l, int32_t izp,
+                                    int32_t ozp, Mask) {
+    const int32x4_t t = scale32_round<kDouble>(vsubq_s32(load(x), vdupq_n_s32(izp)), l);
+    store(y, vqaddq_s32(t, vdupq_n_s32(ozp)));
+  }
+};
+#elif defined(TOSA_CPU_DSP)
+struct Scale32 {
+  int32_t ls, k, m, sign_mask;
+};
+
+TOSA_CPU_INLINE Scale32 scale32_make(int32_t m, int32_t shift, bool double_round) {
+  const int32_t base = double_round ? 31 : 32, min_k = double_round ? 0 : 1;
+  return Scale32{base - shift > 0 ? base - shift : 0, shift - 31 > min_k ? shift - 31 : min_k, m,
+                 double_round && shift > 31 ? -1 : 0};
+}
+
+// apply_scale_32(v, m, S, kDouble).
+template <bool kDouble>
+TOSA_CPU_INLINE int32_t scale32_round(int32_t v, const Scale32& l) {
+  const int64_t p =
+      static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v) << l.ls)) * l.m;
+  int32_t t = kDouble ? static_cast<int32_t>((p + (1ll << 30)) >> 31) + ((v >> 31) & l.sign_mask)
+                      : static_cast<int32_t>(p >> 31);
+  if (!kDouble || l.k > 0) t = (t >> l.k) + ((t >> (l.k - 1)) & 1);
+  return t;
+}
+
+// Saturated to the range of T (SSAT).
+template <typename T>
+TOSA_CPU_INLINE int32_t saturate_s32(int32_t t) {
+  if constexpr (sizeof(T) == 1) t = __ssat(t, 8);
+  if constexpr (sizeof(T) == 2) t = __ssat(t, 16);
+  return t;
+}
+
+constexpr bool kScaleScalarFallback = true;
+
+struct ScaleBlock {
+  static constexpr int32_t kLanes = 1;
+  static constexpr bool kPredicated = false;
+  static constexpr size_t kRowBlock = SIZE_MAX;
+  static constexpr bool kFixedRounding = true;
+  static constexpr bool kCallPerGroup = false;
+  using Mask = int32_t;
+  using Scale = Scale32;
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
+  static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
+                                     bool per_channel, Mask, bool double_round) {
+    const size_t at = per_channel ? channel : 0;
+    return scale32_make(static_cast<const int32_t*>(m)[at], s[at], double_round);
+  }
+  template <typename In, typename Out, bool kDouble>
+  static TOSA_CPU_INLINE void apply(const In* x, Out* y, const Scale& l, int32_t izp,
+                                    int32_t ozp, Mask) {
+    const int32_t t = scale32_round<kDouble>(static_cast<int32_t>(x[0]) - izp, l);
+    y[0] = static_cast<Out>(saturate_s32<Out>(__qadd(t, ozp)));
+  }
+};
+#else
+constexpr bool kScaleScalarFallback = true;
+using ScaleBlock = ScaleScalar<true>;
+#endif
+
+}  // namespace tosa_cpu
+
+#endif  // TOSA_CPU_SCALE_ISA_H_
