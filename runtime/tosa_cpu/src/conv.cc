@@ -139,7 +139,7 @@ TOSA_CPU_FALLBACK void conv2d_run(const Conv& c, const In* in, const int8_t* w,
     const auto* b = static_cast<const typename A::Out*>(bias.data);
     for (int32_t oc = 0; oc < c.oc; ++oc) {
       typename A::Acc acc = 0;
-      for_each_tap(c, t, image, [&](const In* x, int32_t tap) TOSA_CPU_LAMBDA {
+      for_each_tap(c, tap_walk(c, t), image, [&](const In* x, int32_t tap) TOSA_CPU_LAMBDA {
         acc += channel_dot(x, w + (static_cast<size_t>(oc) * c.kh * c.kw + tap) * c.ic, c, c.ic);
       });
       y[o + oc] = A::finish(acc, b[bias.shape[0] == 1 ? 0 : oc]);

@@ -18,13 +18,13 @@ namespace {
 // typed pointers or Elements cursors.
 template <class B, typename In, typename Out, typename Bias>
 TOSA_CPU_INLINE int32_t depthwise_blocks(const Conv& c, int32_t begin, In image,
-                                         const int8_t* w, const Taps& t,
+                                         const int8_t* w, const TapWalk& walk,
                                          const typename B::Zp& zp, Out y, Bias b,
                                          bool bias_bc) {
   return for_each_block<B>(begin, c.oc, [&](int32_t c0, int32_t remaining) TOSA_CPU_LAMBDA {
     const auto mask = B::mask(remaining);
     typename B::Acc acc = B::zero();
-    for_each_tap(c, t, image + c0 / c.m, [&](In x, int32_t tap) TOSA_CPU_LAMBDA {
+    for_each_tap(c, walk, image + c0 / c.m, [&](In x, int32_t tap) TOSA_CPU_LAMBDA {
       B::mac(acc, x, w + static_cast<size_t>(tap) * c.oc + c0, zp, mask);
     });
     B::store(y + c0, acc, b + (bias_bc ? 0 : c0), bias_bc, remaining);
@@ -37,10 +37,11 @@ TOSA_CPU_INLINE void depthwise_run(const Conv& c, In in, const int8_t* w, Bias b
                                    bool bias_bc, Out y) {
   const typename B::Zp zp = B::zp(c.izp, c.wzp);
   for_each_pixel(c, in, [&](In image, const Taps& t, size_t o) TOSA_CPU_LAMBDA {
+    const TapWalk walk = tap_walk(c, t);
     [[maybe_unused]] const int32_t c0 =
-        depthwise_blocks<B>(c, 0, image, w, t, zp, y + o, b, bias_bc);
+        depthwise_blocks<B>(c, 0, image, w, walk, zp, y + o, b, bias_bc);
     if constexpr (needs_tail<B, Tail>()) {
-      depthwise_blocks<Tail>(c, c0, image, w, t, Tail::zp(c.izp, c.wzp), y + o, b, bias_bc);
+      depthwise_blocks<Tail>(c, c0, image, w, walk, Tail::zp(c.izp, c.wzp), y + o, b, bias_bc);
     }
   });
 }

@@ -53,7 +53,9 @@ struct Elements {
 // storing one (the low bits of `v`; int48 sign-extended from bit 47), the type's range.
 template <typename T>
 inline int64_t get(const T* p) { return *p; }
-inline int64_t get(Elements e) { return load(*e.t, e.i); }
+inline int64_t get(Elements e) {  // int8, the common case, without a call
+  return e.t->dtype == DType::kInt8 ? static_cast<const int8_t*>(e.t->data)[e.i] : load(*e.t, e.i);
+}
 template <typename T>
 inline void put(T* p, int64_t v) { *p = static_cast<T>(v); }
 inline void put(Elements e, int64_t v) { store(*e.t, e.i, v); }

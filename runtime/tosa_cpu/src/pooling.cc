@@ -15,12 +15,12 @@ namespace {
 // Channels [begin, C) of one pixel in blocks of B (see for_each_block); returns the first
 // channel B left. `image` and `y` are typed pointers or Elements cursors.
 template <class B, typename In, typename Out>
-TOSA_CPU_INLINE int32_t pool_blocks(const Conv& c, int32_t begin, In image, const Taps& t,
+TOSA_CPU_INLINE int32_t pool_blocks(const Conv& c, int32_t begin, In image, const TapWalk& walk,
                                     const typename B::Pixel& px, Out y) {
   return for_each_block<B>(begin, c.ic, [&](int32_t c0, int32_t remaining) TOSA_CPU_LAMBDA {
     const auto mask = B::mask(remaining);
     typename B::Acc acc = B::init(px);
-    for_each_tap(c, t, image + c0, [&](In x, int32_t) TOSA_CPU_LAMBDA { B::tap(acc, x, mask); });
+    for_each_tap(c, walk, image + c0, [&](In x, int32_t) TOSA_CPU_LAMBDA { B::tap(acc, x, mask); });
     B::store(y + c0, acc, px, mask, remaining);
   });
 }
@@ -37,8 +37,11 @@ TOSA_CPU_INLINE void pool_run(const Conv& c, In in, Out out, bool average, int32
       ps.offset = count * izp;
       ps.ozp = ozp;
     }
-    [[maybe_unused]] const int32_t c0 = pool_blocks<B>(c, 0, image, t, B::pixel(ps), out + o);
-    if constexpr (needs_tail<B, Tail>()) pool_blocks<Tail>(c, c0, image, t, Tail::pixel(ps), out + o);
+    const TapWalk walk = tap_walk(c, t);
+    [[maybe_unused]] const int32_t c0 = pool_blocks<B>(c, 0, image, walk, B::pixel(ps), out + o);
+    if constexpr (needs_tail<B, Tail>()) {
+      pool_blocks<Tail>(c, c0, image, walk, Tail::pixel(ps), out + o);
+    }
   });
 }
 

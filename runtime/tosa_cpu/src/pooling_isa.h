@@ -49,7 +49,7 @@ struct AvgPoolScalar {
   template <typename Out>
   static TOSA_CPU_INLINE void store(Out y, Acc acc, const Pixel& px, Mask, int32_t) {
     const int32_t value = static_cast<int32_t>(acc - static_cast<uint32_t>(px.offset));
-    const int64_t scaled = apply_scale_32(value, px.multiplier, px.shift, false);
+    const int64_t scaled = scale32_single(value, px.multiplier, px.shift);
     put(y, clamp64(scaled + px.ozp, lowest(y), highest(y)));
   }
 };
@@ -60,14 +60,14 @@ struct MaxPoolScalar {
   static constexpr bool kPredicated = false;
   static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
   using Mask = int32_t;
-  using Acc = int64_t;  // every window has a tap (read_pool): the minimum is never stored
+  using Acc = int32_t;  // every window has a tap (read_pool): the minimum is never stored
   struct Pixel {};
   static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale&) { return Pixel{}; }
-  static TOSA_CPU_INLINE Acc init(const Pixel&) { return std::numeric_limits<int64_t>::min(); }
+  static TOSA_CPU_INLINE Acc init(const Pixel&) { return std::numeric_limits<int32_t>::min(); }
   template <typename In>
   static TOSA_CPU_INLINE void tap(Acc& acc, In x, Mask) {
-    const int64_t v = get(x);
+    const int32_t v = static_cast<int32_t>(get(x));  // int8 or int16
     acc = v > acc ? v : acc;
   }
   template <typename Out>
@@ -83,29 +83,30 @@ struct AnyPoolScalar {
   static constexpr bool kPredicated = false;
   using Mask = int32_t;
   struct Acc {
-    int64_t v;  // AVG: the sum (its low 32 bits count)
+    AvgPoolScalar::Acc sum;
+    MaxPoolScalar::Acc max;
     bool average;
   };
   using Pixel = PoolScale;
   static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) { return ps; }
   static TOSA_CPU_INLINE Acc init(const Pixel& px) {
-    return Acc{px.average ? 0 : std::numeric_limits<int64_t>::min(), px.average};
+    return Acc{AvgPoolScalar::init(px), MaxPoolScalar::init(MaxPoolScalar::Pixel{}), px.average};
   }
   template <typename In>
   static TOSA_CPU_INLINE void tap(Acc& acc, In x, Mask m) {
     if (acc.average) {
-      acc.v += get(x);
+      AvgPoolScalar::tap(acc.sum, x, m);
     } else {
-      MaxPoolScalar::tap(acc.v, x, m);
+      MaxPoolScalar::tap(acc.max, x, m);
     }
   }
   template <typename Out>
   static TOSA_CPU_INLINE void store(Out y, const Acc& acc, const Pixel& px, Mask m, int32_t r) {
     if (acc.average) {
-      AvgPoolScalar::store(y, static_cast<uint32_t>(acc.v), px, m, r);
+      AvgPoolScalar::store(y, acc.sum, px, m, r);
     } else {
-      MaxPoolScalar::store(y, acc.v, MaxPoolScalar::Pixel{}, m, r);
+      MaxPoolScalar::store(y, acc.max, MaxPoolScalar::Pixel{}, m, r);
     }
   }
 };
@@ -129,8 +130,7 @@ struct AvgPoolBlock {
     return vctp32q(static_cast<uint32_t>(remaining));
   }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) {
-    return Pixel{scale32_make(vdupq_n_s32(ps.multiplier), vdupq_n_s32(ps.shift), false),
-                 ps.offset, ps.ozp};
+    return Pixel{scale32_uniform(ps.multiplier, ps.shift, false), ps.offset, ps.ozp};
   }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return vdupq_n_s32(0); }
   static TOSA_CPU_INLINE void tap(Acc& acc, const int8_t* x, Mask p) {
@@ -226,8 +226,8 @@ struct AvgPoolBlock {
   };
   static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) {
-    return Pixel{scale32_make(vdupq_n_s32(ps.multiplier), vdupq_n_s32(ps.shift), false),
-                 vdupq_n_s32(ps.offset), vdupq_n_s32(ps.ozp)};
+    return Pixel{scale32_uniform(ps.multiplier, ps.shift, false), vdupq_n_s32(ps.offset),
+                 vdupq_n_s32(ps.ozp)};
   }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return Acc{vdupq_n_s32(0), vdupq_n_s32(0)}; }
   static TOSA_CPU_INLINE void tap(Acc& acc, const int8_t* x, Mask) {

@@ -39,10 +39,11 @@ void rescale_groups(const ScaleRun& r, size_t offset, size_t count, size_t strid
   const auto group = [&](size_t c) TOSA_CPU_LAMBDA {
     const In* x = in + c;
     Out* y = out + c;
-    const size_t lanes = c1 - c < B::kLanes ? c1 - c : B::kLanes;
+    // One group a call: the caller's [c0, c1) is the group.
+    const size_t lanes = B::kCallPerGroup ? c1 - c : c1 - c < B::kLanes ? c1 - c : B::kLanes;
     const typename B::Mask p = B::mask(static_cast<int32_t>(lanes));
     const typename B::Scale l = B::scale(m, s, c, per_channel, p, double_round);
-    for (size_t i = 0; i < count; ++i, x += stride, y += stride) {
+    for (size_t n = count; n > 0; --n, x += stride, y += stride) {
       B::template apply<In, Out, kDouble>(x, y, l, izp, ozp, p);
     }
   };

@@ -27,7 +27,7 @@
 //   apply<In, Out, kDouble>(x, y, scale, izp, ozp, mask)
 //       y = saturate<Out>(apply_scale(x - izp) + ozp) for the block's lanes
 //   kFixedRounding  true: a loop per rounding mode (kDouble), call-free; false: one loop,
-//               the Scale carries the mode (ScaleScalar: size over speed)
+//               the Scale carries the mode (ScaleScalar with an ISA: size over speed)
 //   kRowBlock   rows a group of channels goes down before the next group (NEON: 32, so the
 //               block stays in the data cache; elsewhere all rows)
 //   kCallPerGroup  whether scale.cc's loops over a group's rows are called once a group
@@ -46,12 +46,34 @@
 
 namespace tosa_cpu {
 
+// The formula's shifts for a multiplier's shift S: ls = max(32 - S, 0) and rs = max(S - 31, 1)
+// (double rounding: max(31 - S, 0) and max(S - 31, 0), and `sign`: S > 31, value >> 31 added).
+struct ScaleShifts {
+  int32_t ls, rs;
+  bool sign;
+};
+
+TOSA_CPU_INLINE ScaleShifts scale_shifts(int32_t shift, bool double_round) {
+  const int32_t base = double_round ? 31 : 32, min_rs = double_round ? 0 : 1;
+  return ScaleShifts{base - shift > 0 ? base - shift : 0, shift - 31 > min_rs ? shift - 31 : min_rs,
+                     double_round && shift > 31};
+}
+
+// Whether the portable block's loops are compiled per rounding mode (the rounding a
+// constant): in the portable build, where they are the hot path; with an ISA they are its
+// fallback and tails, one loop for both modes (size).
+#if defined(TOSA_CPU_MVE) || defined(TOSA_CPU_DSP) || defined(TOSA_CPU_NEON)
+constexpr bool kScaleScalarPerRounding = false;
+#else
+constexpr bool kScaleScalarPerRounding = true;
+#endif
+
 template <bool kScale32>
 struct ScaleScalar {
   static constexpr int32_t kLanes = 1;
   static constexpr bool kPredicated = false;
   static constexpr size_t kRowBlock = SIZE_MAX;
-  static constexpr bool kFixedRounding = false;
+  static constexpr bool kFixedRounding = kScaleScalarPerRounding;
   static constexpr bool kCallPerGroup = false;
   using Mask = int32_t;
   using Mult = typename std::conditional<kScale32, int32_t, int16_t>::type;
@@ -65,11 +87,12 @@ struct ScaleScalar {
     const size_t at = per_channel ? channel : 0;
     return Scale{static_cast<const Mult*>(m)[at], s[at], double_round};
   }
-  template <typename In, typename Out, bool>
+  template <typename In, typename Out, bool kDouble>
   static TOSA_CPU_INLINE void apply(const In* x, Out* y, const Scale& l, int32_t izp,
                                     int32_t ozp, Mask) {
     const int64_t v = static_cast<int64_t>(x[0]) - izp;
-    const int32_t scaled = kScale32 ? apply_scale_32(v, l.m, l.s, l.double_round)
+    const bool double_round = kFixedRounding ? kDouble : l.double_round;
+    const int32_t scaled = kScale32 ? apply_scale_32(v, l.m, l.s, double_round)
                                     : apply_scale_16(v, l.m, l.s);
     y[0] = static_cast<Out>(clamp64(static_cast<int64_t>(scaled) + ozp,
                                     std::numeric_limits<Out>::min(),
@@ -97,6 +120,13 @@ TOSA_CPU_INLINE Scale32 scale32_make(int32x4_t m, int32x4_t sh, bool double_roun
                          : vdupq_n_s32(0);
 #endif
   return l;
+}
+
+// One multiplier and shift in every lane.
+TOSA_CPU_INLINE Scale32 scale32_uniform(int32_t m, int32_t shift, bool double_round) {
+  const ScaleShifts sh = scale_shifts(shift, double_round);
+  return Scale32{vdupq_n_s32(m), vdupq_n_s32(sh.ls), vdupq_n_s32(-sh.rs),
+                 vdupq_n_s32(sh.sign ? -1 : 0)};
 }
 
 // apply_scale_32(v, m, S, kDouble) in every lane.
@@ -155,7 +185,7 @@ struct ScaleBlock {
   static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
                                      bool per_channel, Mask, bool double_round) {
     const int32_t* m32 = static_cast<const int32_t*>(m);
-    if (!per_channel) return scale32_make(vdupq_n_s32(m32[0]), vdupq_n_s32(s[0]), double_round);
+    if (!per_channel) return scale32_uniform(m32[0], s[0], double_round);
     const int32_t s4[4] = {s[channel], s[channel + 1], s[channel + 2], s[channel + 3]};
     return scale32_make(vld1q_s32(m32 + channel), vld1q_s32(s4), double_round);
   }
@@ -194,9 +224,8 @@ struct Scale32 {
 };
 
 TOSA_CPU_INLINE Scale32 scale32_make(int32_t m, int32_t shift, bool double_round) {
-  const int32_t base = double_round ? 31 : 32, min_k = double_round ? 0 : 1;
-  return Scale32{base - shift > 0 ? base - shift : 0, shift - 31 > min_k ? shift - 31 : min_k, m,
-                 double_round && shift > 31 ? -1 : 0};
+  const ScaleShifts sh = scale_shifts(shift, double_round);
+  return Scale32{sh.ls, sh.rs, m, sh.sign ? -1 : 0};
 }
 
 // apply_scale_32(v, m, S, kDouble).
@@ -206,7 +235,10 @@ TOSA_CPU_INLINE int32_t scale32_round(int32_t v, const Scale32& l) {
       static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v) << l.ls)) * l.m;
   int32_t t = kDouble ? static_cast<int32_t>((p + (1ll << 30)) >> 31) + ((v >> 31) & l.sign_mask)
                       : static_cast<int32_t>(p >> 31);
-  if (!kDouble || l.k > 0) t = (t >> l.k) + ((t >> (l.k - 1)) & 1);
+  if (!kDouble || l.k > 0) {
+    const int32_t half = t >> (l.k - 1);  // (t >> k) + ((t >> (k - 1)) & 1)
+    t = (half >> 1) + (half & 1);
+  }
   return t;
 }
 
@@ -245,6 +277,16 @@ struct ScaleBlock {
 constexpr bool kScaleScalarFallback = true;
 using ScaleBlock = ScaleScalar<true>;
 #endif
+
+// apply_scale_32(value, m, shift, false) where value << max(32 - shift, 0) fits in 32 bits
+// (the average pools: scale.cc's derivation): DSP by its SMULL formula, the rest directly.
+TOSA_CPU_INLINE int32_t scale32_single(int32_t value, int32_t m, int32_t shift) {
+#if defined(TOSA_CPU_DSP)
+  return scale32_round<false>(value, scale32_make(m, shift, false));
+#else
+  return apply_scale_32(value, m, shift, false);
+#endif
+}
 
 }  // namespace tosa_cpu
 

@@ -31,7 +31,17 @@ Error check_zp(const OpArgs& op, DType dtype, int32_t zp);
 // ky in [ky0, ky1), kx in [kx0, kx1); at input row iy + ky * dil_y, column ix + kx * dil_x.
 struct Taps {
   int32_t iy, ix, ky0, ky1, kx0, kx1;
+  size_t step_x, step_y;  // input offsets from a tap to the next in a row, and down a row
   int32_t count() const { return (ky1 - ky0) * (kx1 - kx0); }
+};
+
+// How for_each_tap walks a pixel's taps inside the input: computed once a pixel (tap_walk)
+// for all its channel blocks, which then only step.
+struct TapWalk {
+  size_t first;       // input offset (in the pixel's image) of the first tap
+  int32_t first_tap;  // its index, ky0 * KW + kx0
+  int32_t rows, width;
+  size_t step_x, step_y;
 };
 
 // Taps t in [first, end) with 0 <= i0 + t * dil < in, of k taps.
@@ -47,11 +57,13 @@ TOSA_CPU_INLINE int32_t end_tap(int32_t i0, int32_t k, int32_t dil, int32_t in) 
 // values a pixel).
 template <typename In, class F>
 TOSA_CPU_INLINE void for_each_pixel(const Conv& c, In in, F f) {
+  Taps t;
+  t.step_x = static_cast<size_t>(c.dil_x) * c.ic;
+  t.step_y = static_cast<size_t>(c.dil_y) * c.iw * c.ic;
   size_t o = 0;
   for (int32_t n = 0; n < c.n; ++n) {
     const In image = in + static_cast<size_t>(n) * c.ih * c.iw * c.ic;
     for (int32_t oy = 0; oy < c.oh; ++oy) {
-      Taps t;
       t.iy = oy * c.stride_y - c.pad_top;
       t.ky0 = first_tap(t.iy, c.dil_y);
       t.ky1 = end_tap(t.iy, c.kh, c.dil_y, c.ih);
@@ -65,20 +77,22 @@ TOSA_CPU_INLINE void for_each_pixel(const Conv& c, In in, F f) {
   }
 }
 
+TOSA_CPU_INLINE TapWalk tap_walk(const Conv& c, const Taps& t) {
+  return TapWalk{(static_cast<size_t>(t.iy + t.ky0 * c.dil_y) * c.iw + t.ix + t.kx0 * c.dil_x) * c.ic,
+                 t.ky0 * c.kw + t.kx0, t.ky1 - t.ky0, t.kx1 - t.kx0, t.step_x, t.step_y};
+}
+
 // A pixel's taps inside the input: f(x + the tap's input offset, tap index ky * KW + kx), x a
 // pointer (or Elements cursor) into the pixel's image. Both step from tap to tap (no multiply
 // a tap); the loops count taps down (no bounds to hold; MVE runs them as low-overhead loops).
 template <typename P, class F>
-TOSA_CPU_INLINE void for_each_tap(const Conv& c, const Taps& t, P x, F f) {
-  const size_t step_x = static_cast<size_t>(c.dil_x) * c.ic;
-  const size_t step_y = static_cast<size_t>(c.dil_y) * c.iw * c.ic;
-  P row = x + (static_cast<size_t>(t.iy + t.ky0 * c.dil_y) * c.iw + t.ix + t.kx0 * c.dil_x) * c.ic;
-  const int32_t width = t.kx1 - t.kx0;
-  int32_t row_tap = t.ky0 * c.kw + t.kx0;
-  for (int32_t rows = t.ky1 - t.ky0; rows > 0; --rows, row = row + step_y, row_tap += c.kw) {
+TOSA_CPU_INLINE void for_each_tap(const Conv& c, const TapWalk& w, P x, F f) {
+  P row = x + w.first;
+  int32_t row_tap = w.first_tap;
+  for (int32_t rows = w.rows; rows > 0; --rows, row = row + w.step_y, row_tap += c.kw) {
     P at = row;
     int32_t tap = row_tap;
-    for (int32_t n = width; n > 0; --n, at = at + step_x, ++tap) f(at, tap);
+    for (int32_t n = w.width; n > 0; --n, at = at + w.step_x, ++tap) f(at, tap);
   }
 }
 
