@@ -184,32 +184,35 @@ TOSA_CPU_FOR_SIZE void transpose_conv_run(const Conv& c, const In* in, const int
 
 }  // namespace
 
-Error conv2d(const OpArgs& op, bool run) {
+namespace {
+
+// CONV2D and TRANSPOSE_CONV2D: operands read and checked, then f(c, input, weights, bias,
+// output) with the input typed int8 or int16.
+template <class F>
+Error conv_kernel(const OpArgs& op, bool run, F f) {
   Conv c{};
   ETHOSU_RT_TRY(read_conv(op, &c));
   if (!run) return Error::kOk;
-  const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
-  const int8_t* wp = static_cast<const int8_t*>(w.data);
+  const Tensor &in = op.inputs[0], &bias = op.inputs[2], &out = op.outputs[0];
+  const int8_t* w = static_cast<const int8_t*>(op.inputs[1].data);
   if (in.dtype == DType::kInt8) {
-    conv2d_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
+    f(c, static_cast<const int8_t*>(in.data), w, bias, out);
   } else {
-    conv2d_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
+    f(c, static_cast<const int16_t*>(in.data), w, bias, out);
   }
   return Error::kOk;
 }
 
+}  // namespace
+
+Error conv2d(const OpArgs& op, bool run) {
+  return conv_kernel(op, run, [](const Conv& c, auto in, const int8_t* w, const Tensor& bias,
+                                 const Tensor& out) { conv2d_run(c, in, w, bias, out); });
+}
+
 TOSA_CPU_FOR_SIZE Error transpose_conv2d(const OpArgs& op, bool run) {
-  Conv c{};
-  ETHOSU_RT_TRY(read_conv(op, &c));
-  if (!run) return Error::kOk;
-  const Tensor &in = op.inputs[0], &w = op.inputs[1], &bias = op.inputs[2], &out = op.outputs[0];
-  const int8_t* wp = static_cast<const int8_t*>(w.data);
-  if (in.dtype == DType::kInt8) {
-    transpose_conv_run(c, static_cast<const int8_t*>(in.data), wp, bias, out);
-  } else {
-    transpose_conv_run(c, static_cast<const int16_t*>(in.data), wp, bias, out);
-  }
-  return Error::kOk;
+  return conv_kernel(op, run, [](const Conv& c, auto in, const int8_t* w, const Tensor& bias,
+                                 const Tensor& out) { transpose_conv_run(c, in, w, bias, out); });
 }
 
 }  // namespace tosa_cpu

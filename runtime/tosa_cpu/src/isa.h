@@ -77,6 +77,36 @@ inline const char* isa_variant() {
 #endif
 }
 
+// What a block type says about its lanes (every block derives from one of these):
+//   kLanes       values a block (channels, elements)
+//   kPredicated  whether it also takes a partial last block
+//   Mask         which lanes are live, mask(remaining) (remaining: values left, >= 1)
+// WholeLanes<N>: whole blocks only (the one-wide portable block does what they leave).
+template <int32_t N>
+struct WholeLanes {
+  static constexpr int32_t kLanes = N;
+  static constexpr bool kPredicated = false;
+  using Mask = int32_t;
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
+};
+
+#if defined(TOSA_CPU_MVE)
+// N lanes of a 128-bit vector (16: 8-bit, 8: 16-bit, 4: 32-bit lanes), the last block
+// tail-predicated (VCTP).
+template <int32_t N>
+struct PredicatedLanes {
+  static constexpr int32_t kLanes = N;
+  static constexpr bool kPredicated = true;
+  using Mask = mve_pred16_t;
+  static TOSA_CPU_INLINE Mask mask(int32_t remaining) {
+    const uint32_t r = static_cast<uint32_t>(remaining);
+    if constexpr (N == 16) return vctp8q(r);
+    else if constexpr (N == 8) return vctp16q(r);
+    else return vctp32q(r);
+  }
+};
+#endif
+
 // The lane loop: f(i, remaining) for blocks of B::kLanes values from `begin` while a block
 // fits in `end` (a predicated block, B::kPredicated, also takes the last partial block;
 // `remaining` = end - i says which of its lanes are live). Returns where it stopped: the

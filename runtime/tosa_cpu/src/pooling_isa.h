@@ -1,8 +1,7 @@
 // Pooling primitives (pooling.cc): a block of kLanes channels of one output pixel, folded
 // over the pixel's taps. AVG_POOL2D and MAX_POOL2D share the loop; a block has
-//   kAverage                       which pool it is
-//   kLanes, kPredicated, Mask, mask(remaining)    as the other blocks (isa.h)
-//   kMaxTaps                       the largest window it sums exactly
+//   kLanes, kPredicated, Mask, mask(remaining)    its lanes (isa.h)
+//   kAverage, kMaxTaps             which pool it is, the largest window it sums exactly
 //   Pixel pixel(PoolScale)         per-pixel constants (AVG: the tap count's scale)
 //   Acc init(pixel), tap(acc, x, mask)  the fold: sum or maximum of the taps' values
 //   store(y, acc, pixel, mask, remaining)
@@ -30,16 +29,24 @@ struct PoolScale {
   bool average;  // AVG_POOL2D (the rest is set only then)
 };
 
-// One channel, through a typed pointer or an Elements cursor (int8 or int16).
-struct AvgPoolScalar {
+// Which pool a block is for and the largest window it sums exactly (Average, Maximum; the
+// maximum has no per-pixel constants).
+template <int32_t kTaps = std::numeric_limits<int32_t>::max()>
+struct Average {
   static constexpr bool kAverage = true;
-  static constexpr int32_t kLanes = 1;
-  static constexpr bool kPredicated = false;
+  static constexpr int32_t kMaxTaps = kTaps;
+};
+struct Maximum {
+  static constexpr bool kAverage = false;
   static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = int32_t;
+  struct Pixel {};
+  static TOSA_CPU_INLINE Pixel pixel(const PoolScale&) { return Pixel{}; }
+};
+
+// One channel, through a typed pointer or an Elements cursor (int8 or int16).
+struct AvgPoolScalar : WholeLanes<1>, Average<> {
   using Acc = uint32_t;  // int32, wrapping
   using Pixel = PoolScale;
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) { return ps; }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return 0; }
   template <typename In>
@@ -54,16 +61,8 @@ struct AvgPoolScalar {
   }
 };
 
-struct MaxPoolScalar {
-  static constexpr bool kAverage = false;
-  static constexpr int32_t kLanes = 1;
-  static constexpr bool kPredicated = false;
-  static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = int32_t;
+struct MaxPoolScalar : WholeLanes<1>, Maximum {
   using Acc = int32_t;  // every window has a tap (read_pool): the minimum is never stored
-  struct Pixel {};
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
-  static TOSA_CPU_INLINE Pixel pixel(const PoolScale&) { return Pixel{}; }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return std::numeric_limits<int32_t>::min(); }
   template <typename In>
   static TOSA_CPU_INLINE void tap(Acc& acc, In x, Mask) {
@@ -78,17 +77,13 @@ struct MaxPoolScalar {
 
 // Either of the two, chosen at run time: one loop serves both pools and every type (the
 // fallback, built for size).
-struct AnyPoolScalar {
-  static constexpr int32_t kLanes = 1;
-  static constexpr bool kPredicated = false;
-  using Mask = int32_t;
+struct AnyPoolScalar : WholeLanes<1> {
   struct Acc {
     AvgPoolScalar::Acc sum;
     MaxPoolScalar::Acc max;
     bool average;
   };
   using Pixel = PoolScale;
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) { return ps; }
   static TOSA_CPU_INLINE Acc init(const Pixel& px) {
     return Acc{AvgPoolScalar::init(px), MaxPoolScalar::init(MaxPoolScalar::Pixel{}), px.average};
@@ -115,20 +110,12 @@ struct AnyPoolScalar {
 // 4 channels a vector summed in 32-bit lanes, the input zero point taken off once (count *
 // zp), then the scale as the MVE RESCALE applies it (scale_isa.h; reciprocal_scale's shift
 // is 30 + k with count <= 2^k, so sum << max(32 - shift, 0) stays below 255 * 4).
-struct AvgPoolBlock {
-  static constexpr bool kAverage = true;
-  static constexpr int32_t kLanes = 4;
-  static constexpr bool kPredicated = true;
-  static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = mve_pred16_t;
+struct AvgPoolBlock : PredicatedLanes<4>, Average<> {
   using Acc = int32x4_t;
   struct Pixel {
     Scale32 l;
     int32_t offset, ozp;
   };
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) {
-    return vctp32q(static_cast<uint32_t>(remaining));
-  }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) {
     return Pixel{scale32_uniform(ps.multiplier, ps.shift, false), ps.offset, ps.ozp};
   }
@@ -151,12 +138,7 @@ using MaxPoolBlock = MaxPoolScalar;
 // channels 0, 2 and, rotated, 1, 3; 256 int8 values sum inside int16), then per channel the
 // DSP RESCALE's arithmetic (scale_isa.h: single rounding, sum << max(32 - shift, 0) fits as
 // |sum| <= 255 * count), QADD of the output zero point and SSAT to int8.
-struct AvgPoolBlock {
-  static constexpr bool kAverage = true;
-  static constexpr int32_t kLanes = 4;
-  static constexpr bool kPredicated = false;
-  static constexpr int32_t kMaxTaps = 256;
-  using Mask = int32_t;
+struct AvgPoolBlock : WholeLanes<4>, Average<256> {
   struct Acc {
     int16x2_t s02, s13;
   };
@@ -164,7 +146,6 @@ struct AvgPoolBlock {
     Scale32 l;
     int32_t offset, ozp;
   };
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) {
     return Pixel{scale32_make(ps.multiplier, ps.shift, false), ps.offset, ps.ozp};
   }
@@ -187,16 +168,8 @@ struct AvgPoolBlock {
 };
 
 // 4 channels a word, the bytewise maximum as SSUB8 (GE flags where a >= b) and SEL.
-struct MaxPoolBlock {
-  static constexpr bool kAverage = false;
-  static constexpr int32_t kLanes = 4;
-  static constexpr bool kPredicated = false;
-  static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = int32_t;
+struct MaxPoolBlock : WholeLanes<4>, Maximum {
   using Acc = uint32_t;
-  struct Pixel {};
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
-  static TOSA_CPU_INLINE Pixel pixel(const PoolScale&) { return Pixel{}; }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return 0x80808080u; }
   static TOSA_CPU_INLINE void tap(Acc& acc, const int8_t* x, Mask) {
     uint32_t word;
@@ -211,12 +184,7 @@ struct MaxPoolBlock {
 #elif defined(TOSA_CPU_NEON)
 // 8 channels a step: two 4-lane 32-bit sums widened from the int8 taps (SADDW/SADDW2), the
 // NEON RESCALE's rounding (scale_isa.h) and saturating narrows to int8.
-struct AvgPoolBlock {
-  static constexpr bool kAverage = true;
-  static constexpr int32_t kLanes = 8;
-  static constexpr bool kPredicated = false;
-  static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = int32_t;
+struct AvgPoolBlock : WholeLanes<8>, Average<> {
   struct Acc {
     int32x4_t lo, hi;
   };
@@ -224,7 +192,6 @@ struct AvgPoolBlock {
     Scale32 l;
     int32x4_t offset, ozp;
   };
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Pixel pixel(const PoolScale& ps) {
     return Pixel{scale32_uniform(ps.multiplier, ps.shift, false), vdupq_n_s32(ps.offset),
                  vdupq_n_s32(ps.ozp)};
@@ -245,16 +212,8 @@ struct AvgPoolBlock {
 };
 
 // 16 channels a step (SMAX).
-struct MaxPoolBlock {
-  static constexpr bool kAverage = false;
-  static constexpr int32_t kLanes = 16;
-  static constexpr bool kPredicated = false;
-  static constexpr int32_t kMaxTaps = std::numeric_limits<int32_t>::max();
-  using Mask = int32_t;
+struct MaxPoolBlock : WholeLanes<16>, Maximum {
   using Acc = int8x16_t;
-  struct Pixel {};
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
-  static TOSA_CPU_INLINE Pixel pixel(const PoolScale&) { return Pixel{}; }
   static TOSA_CPU_INLINE Acc init(const Pixel&) { return vdupq_n_s8(-128); }
   static TOSA_CPU_INLINE void tap(Acc& acc, const int8_t* x, Mask) {
     acc = vmaxq_s8(acc, vld1q_s8(x));

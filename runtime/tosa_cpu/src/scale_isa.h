@@ -21,18 +21,12 @@
 //
 // A RESCALE block (ScaleBlock: the ISA's, for scale32; ScaleScalar<kScale32>: portable,
 // both multiplier widths) has
-//   kLanes, kPredicated, Mask, mask(remaining)    as the other blocks (isa.h)
+//   kLanes, kPredicated, Mask, mask(remaining)    its lanes (isa.h)
 //   Scale scale(m, s, channel, per_channel, mask, double_round)
 //       the lanes' multipliers and shifts: channels channel.. (per channel) or the tensor's
 //   apply<In, Out, kDouble>(x, y, scale, izp, ozp, mask)
 //       y = saturate<Out>(apply_scale(x - izp) + ozp) for the block's lanes
-//   kFixedRounding  true: a loop per rounding mode (kDouble), call-free; false: one loop,
-//               the Scale carries the mode (ScaleScalar with an ISA: size over speed)
-//   kRowBlock   rows a group of channels goes down before the next group (NEON: 32, so the
-//               block stays in the data cache; elsewhere all rows)
-//   kCallPerGroup  whether scale.cc's loops over a group's rows are called once a group
-//               (MVE: the vectors, pointers and zero points of one group fill the registers;
-//               a loop over the groups around them spills) or once for all groups
+//   kRowBlock, kFixedRounding, kCallPerGroup   how scale.cc's loops run it (ScalePolicy)
 // and kScaleScalarFallback says whether the pairs the ISA's blocks decline take the portable
 // typed loop (true) or the generic one (MVE: code size).
 #ifndef TOSA_CPU_SCALE_ISA_H_
@@ -59,6 +53,21 @@ TOSA_CPU_INLINE ScaleShifts scale_shifts(int32_t shift, bool double_round) {
                      double_round && shift > 31};
 }
 
+// How scale.cc's loops run a block:
+//   kRowBlock       rows a group of channels goes down before the next group (NEON: 32, so
+//                   the block stays in the data cache; elsewhere all rows)
+//   kFixedRounding  true: a loop per rounding mode (apply's kDouble), call-free; false: one
+//                   loop, the Scale carries the mode
+//   kCallPerGroup   whether the loops over a group's rows are called once a group (MVE: the
+//                   vectors, pointers and zero points of one group fill the registers; a loop
+//                   over the groups around them spills) or once for all groups
+template <size_t kRows = SIZE_MAX, bool kPerRounding = true, bool kPerGroup = false>
+struct ScalePolicy {
+  static constexpr size_t kRowBlock = kRows;
+  static constexpr bool kFixedRounding = kPerRounding;
+  static constexpr bool kCallPerGroup = kPerGroup;
+};
+
 // Whether the portable block's loops are compiled per rounding mode (the rounding a
 // constant): in the portable build, where they are the hot path; with an ISA they are its
 // fallback and tails, one loop for both modes (size).
@@ -69,19 +78,12 @@ constexpr bool kScaleScalarPerRounding = true;
 #endif
 
 template <bool kScale32>
-struct ScaleScalar {
-  static constexpr int32_t kLanes = 1;
-  static constexpr bool kPredicated = false;
-  static constexpr size_t kRowBlock = SIZE_MAX;
-  static constexpr bool kFixedRounding = kScaleScalarPerRounding;
-  static constexpr bool kCallPerGroup = false;
-  using Mask = int32_t;
+struct ScaleScalar : WholeLanes<1>, ScalePolicy<SIZE_MAX, kScaleScalarPerRounding> {
   using Mult = typename std::conditional<kScale32, int32_t, int16_t>::type;
   struct Scale {
     int32_t m, s;
     bool double_round;
   };
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
                                      bool per_channel, Mask, bool double_round) {
     const size_t at = per_channel ? channel : 0;
@@ -143,17 +145,8 @@ TOSA_CPU_INLINE int32x4_t scale32_round(int32x4_t v, const Scale32& l) {
 #if defined(TOSA_CPU_MVE)
 constexpr bool kScaleScalarFallback = false;
 
-struct ScaleBlock {
-  static constexpr int32_t kLanes = 4;
-  static constexpr bool kPredicated = true;
-  static constexpr size_t kRowBlock = SIZE_MAX;
-  static constexpr bool kFixedRounding = true;
-  static constexpr bool kCallPerGroup = true;
-  using Mask = mve_pred16_t;
+struct ScaleBlock : PredicatedLanes<4>, ScalePolicy<SIZE_MAX, true, true> {
   using Scale = Scale32;
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) {
-    return vctp32q(static_cast<uint32_t>(remaining));
-  }
   // Out of line: one copy serves every RESCALE column function (code size).
   static __attribute__((noinline)) Scale scale(const void* m, const int8_t* s, size_t channel,
                                                bool per_channel, Mask p, bool double_round) {
@@ -173,15 +166,8 @@ struct ScaleBlock {
 // NEON has no predication: whole blocks of 4; the output range by saturating narrows.
 constexpr bool kScaleScalarFallback = true;
 
-struct ScaleBlock {
-  static constexpr int32_t kLanes = 4;
-  static constexpr bool kPredicated = false;
-  static constexpr size_t kRowBlock = 32;
-  static constexpr bool kFixedRounding = true;
-  static constexpr bool kCallPerGroup = false;
-  using Mask = int32_t;
+struct ScaleBlock : WholeLanes<4>, ScalePolicy<32> {
   using Scale = Scale32;
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
                                      bool per_channel, Mask, bool double_round) {
     const int32_t* m32 = static_cast<const int32_t*>(m);
@@ -252,15 +238,8 @@ TOSA_CPU_INLINE int32_t saturate_s32(int32_t t) {
 
 constexpr bool kScaleScalarFallback = true;
 
-struct ScaleBlock {
-  static constexpr int32_t kLanes = 1;
-  static constexpr bool kPredicated = false;
-  static constexpr size_t kRowBlock = SIZE_MAX;
-  static constexpr bool kFixedRounding = true;
-  static constexpr bool kCallPerGroup = false;
-  using Mask = int32_t;
+struct ScaleBlock : WholeLanes<1>, ScalePolicy<> {
   using Scale = Scale32;
-  static TOSA_CPU_INLINE Mask mask(int32_t remaining) { return remaining; }
   static TOSA_CPU_INLINE Scale scale(const void* m, const int8_t* s, size_t channel,
                                      bool per_channel, Mask, bool double_round) {
     const size_t at = per_channel ? channel : 0;
