@@ -53,6 +53,7 @@ void conv2d_pixel(const Conv& c, const In* x, int32_t len, const int8_t* w, cons
 // operator:
 //   sum (x - xzp)(w - wzp) + b = xw - wzp * x_sum + (b - xzp * w_sum + n * xzp * wzp),
 // all in wrapping 32-bit arithmetic, which is the portable kernel's wrap32 of the same sum.
+// (Templates on K = kDotRows only so that a variant without the path builds none of it.)
 constexpr int32_t kConvMaxOc = 256;
 
 template <int K = kDotRows>

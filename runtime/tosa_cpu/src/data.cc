@@ -23,7 +23,8 @@ Error check_axis(const OpArgs& op, int32_t axis, uint32_t rank) {
 // Copies element `from` of `src` to element `to` of `dst` (same type).
 inline void copy_elem(const Tensor& dst, size_t to, const Tensor& src, size_t from) {
   const size_t s = dtype_size(src.dtype);
-  memcpy(static_cast<uint8_t*>(dst.data) + to * s, static_cast<const uint8_t*>(src.data) + from * s, s);
+  memcpy(static_cast<uint8_t*>(dst.data) + to * s,
+         static_cast<const uint8_t*>(src.data) + from * s, s);
 }
 
 // What TRANSPOSE, SLICE and PAD check first: one input, whose rank sets the attribute count
@@ -262,7 +263,9 @@ Error reduce(const OpArgs& op, bool run) {
         case kReduceAny: acc = acc || v; break;
         case kReduceMax: acc = v > acc ? v : acc; break;
         case kReduceMin: acc = v < acc ? v : acc; break;
-        default: acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v)); break;
+        default:  // REDUCE_SUM, int32: wrapping
+          acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v));
+          break;
       }
     }
     store(out, o, acc);
@@ -330,7 +333,8 @@ Error check_indexed(const OpArgs& op, const Tensor& values, const Tensor& indice
                   Error::kBadValue, where, "indices type");
   ETHOSU_RT_CHECK(values.rank, ==, 3u, Error::kBadValue, where, "values rank");
   ETHOSU_RT_CHECK(indices.rank, ==, 2u, Error::kBadValue, where, "indices rank");
-  ETHOSU_RT_CHECK(rows.rank, ==, 3u, Error::kBadValue, where, "rows (GATHER output, SCATTER input) rank");
+  ETHOSU_RT_CHECK(rows.rank, ==, 3u, Error::kBadValue, where,
+                  "rows (GATHER output, SCATTER input) rank");
   const int32_t n = values.shape[0], c = values.shape[2], w = indices.shape[1];
   ETHOSU_RT_CHECK(indices.shape[0], ==, n, Error::kBadValue, where, "indices batch");
   ETHOSU_RT_CHECK(rows.shape[0], ==, n, Error::kBadValue, where, "rows batch");

@@ -10,8 +10,8 @@
 // The kernels' loops are written once (conv.cc, depthwise.cc, pooling.cc, scale.cc, ...); an
 // ISA enters only through the primitives of the per-family headers (dot_isa.h,
 // depthwise_isa.h, pooling_isa.h, scale_isa.h, elementwise_isa.h), which this header's
-// helpers serve: the lane loop over blocks of channels and, on MVE, predicated loads and
-// stores of 32-bit lanes.
+// helpers serve: the lanes a block declares, the lane loop over blocks of channels and, on
+// MVE, predicated loads and stores of 32-bit lanes.
 #ifndef TOSA_CPU_ISA_H_
 #define TOSA_CPU_ISA_H_
 
@@ -54,8 +54,8 @@
 #define TOSA_CPU_FOR_SIZE
 #endif
 // TOSA_CPU_FALLBACK: loops an ISA variant replaces on its hot path, for size there (MVE:
-// depthwise with M > 1 or int16, int16 pooling, the int8 CONV2D's per-pixel work: its loop
-// over pixels costs 1-3%).
+// depthwise with M > 1 or int16, the pools it has no block for (int16, MAX_POOL2D), the int8
+// CONV2D's per-pixel work: its loop over pixels costs 1-3%).
 #if defined(TOSA_CPU_MVE)
 #define TOSA_CPU_FALLBACK TOSA_CPU_FOR_SIZE
 #else

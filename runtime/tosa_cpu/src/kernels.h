@@ -60,10 +60,14 @@ template <typename T>
 inline void put(T* p, int64_t v) { *p = static_cast<T>(v); }
 inline void put(Elements e, int64_t v) { store(*e.t, e.i, v); }
 template <typename T>
-inline int64_t lowest(T*) { return std::numeric_limits<typename std::remove_const<T>::type>::min(); }
+inline int64_t lowest(T*) {
+  return std::numeric_limits<typename std::remove_const<T>::type>::min();
+}
 inline int64_t lowest(Elements e) { return type_min(e.t->dtype); }
 template <typename T>
-inline int64_t highest(T*) { return std::numeric_limits<typename std::remove_const<T>::type>::max(); }
+inline int64_t highest(T*) {
+  return std::numeric_limits<typename std::remove_const<T>::type>::max();
+}
 inline int64_t highest(Elements e) { return type_max(e.t->dtype); }
 inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 

@@ -43,7 +43,8 @@ Error matmul(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 2, 1, 2));
   const Tensor &a = op.inputs[0], &b = op.inputs[1], &out = op.outputs[0];
   const char* where = "MATMUL";
-  const bool int8 = a.dtype == DType::kInt8 && b.dtype == DType::kInt8 && out.dtype == DType::kInt32;
+  const bool int8 =
+      a.dtype == DType::kInt8 && b.dtype == DType::kInt8 && out.dtype == DType::kInt32;
   const bool int16 = a.dtype == DType::kInt16 && b.dtype == DType::kInt16 &&
                      out.dtype == DType::kInt48;
   ETHOSU_RT_CHECK_ONE_OF(int8 || int16, static_cast<uint32_t>(a.dtype), Error::kUnsupported, where,

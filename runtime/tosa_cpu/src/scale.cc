@@ -141,8 +141,12 @@ Columns typed_columns(DType in, DType out, const int8_t* s, size_t channels, boo
   const bool activation = pair(DType::kInt32, DType::kInt8) || pair(DType::kInt8, DType::kInt32) ||
                           pair(DType::kInt16, DType::kInt32);
   if (kIsa && activation && isa_blocks_fit(in, izp, s, channels, double_round)) {
-    if (pair(DType::kInt32, DType::kInt8)) return columns<ScaleBlock, int32_t, int8_t>(double_round);
-    if (pair(DType::kInt8, DType::kInt32)) return columns<ScaleBlock, int8_t, int32_t>(double_round);
+    if (pair(DType::kInt32, DType::kInt8)) {
+      return columns<ScaleBlock, int32_t, int8_t>(double_round);
+    }
+    if (pair(DType::kInt8, DType::kInt32)) {
+      return columns<ScaleBlock, int8_t, int32_t>(double_round);
+    }
     return columns<ScaleBlock, int16_t, int32_t>(double_round);
   }
   if (pair(DType::kInt32, DType::kInt16)) {
@@ -170,7 +174,8 @@ Columns typed_columns(DType in, DType out, const int8_t* s, size_t channels, boo
 // Attrs: scale32 rounding_mode per_channel input_zp output_zp input_unsigned output_unsigned.
 Error rescale(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 3, 1, 7));
-  const Tensor &in = op.inputs[0], &mult = op.inputs[1], &shift = op.inputs[2], &out = op.outputs[0];
+  const Tensor &in = op.inputs[0], &mult = op.inputs[1], &shift = op.inputs[2];
+  const Tensor& out = op.outputs[0];
   const char* where = "RESCALE";
   const bool scale32 = op.attrs[0] != 0, double_round = op.attrs[1] == 3;
   const bool per_channel = op.attrs[2] != 0;

@@ -9,7 +9,8 @@ namespace {
 // Output extent of a convolution/pool window along one axis; -1 when not a whole number.
 int32_t out_extent(int32_t in, int32_t pad_a, int32_t pad_b, int32_t k, int32_t dil,
                    int32_t stride) {
-  const int64_t span = static_cast<int64_t>(in) - 1 + pad_a + pad_b - static_cast<int64_t>(k - 1) * dil;
+  const int64_t span =
+      static_cast<int64_t>(in) - 1 + pad_a + pad_b - static_cast<int64_t>(k - 1) * dil;
   if (stride <= 0 || span < 0 || span % stride != 0) return -1;
   return static_cast<int32_t>(span / stride + 1);
 }
@@ -89,12 +90,12 @@ Error read_conv(const OpArgs& op, Conv* c) {
   if (transpose) {
     ETHOSU_RT_CHECK(c->stride_y, >=, 1, Error::kBadValue, where, "stride_y");
     ETHOSU_RT_CHECK(c->stride_x, >=, 1, Error::kBadValue, where, "stride_x");
-    ETHOSU_RT_CHECK(static_cast<int64_t>(c->oh), ==,
-                    static_cast<int64_t>(c->ih - 1) * c->stride_y + c->pad_top + c->pad_bottom + c->kh,
-                    Error::kBadValue, where, "output height");
-    ETHOSU_RT_CHECK(static_cast<int64_t>(c->ow), ==,
-                    static_cast<int64_t>(c->iw - 1) * c->stride_x + c->pad_left + c->pad_right + c->kw,
-                    Error::kBadValue, where, "output width");
+    const int64_t oh =
+        static_cast<int64_t>(c->ih - 1) * c->stride_y + c->pad_top + c->pad_bottom + c->kh;
+    const int64_t ow =
+        static_cast<int64_t>(c->iw - 1) * c->stride_x + c->pad_left + c->pad_right + c->kw;
+    ETHOSU_RT_CHECK(static_cast<int64_t>(c->oh), ==, oh, Error::kBadValue, where, "output height");
+    ETHOSU_RT_CHECK(static_cast<int64_t>(c->ow), ==, ow, Error::kBadValue, where, "output width");
   }
   ETHOSU_RT_CHECK_TRUE(bias.shape[0] == 1 || bias.shape[0] == c->oc, Error::kBadValue, where,
                        "bias length must be 1 or the output channels");

@@ -78,8 +78,9 @@ TOSA_CPU_INLINE void for_each_pixel(const Conv& c, In in, F f) {
 }
 
 TOSA_CPU_INLINE TapWalk tap_walk(const Conv& c, const Taps& t) {
-  return TapWalk{(static_cast<size_t>(t.iy + t.ky0 * c.dil_y) * c.iw + t.ix + t.kx0 * c.dil_x) * c.ic,
-                 t.ky0 * c.kw + t.kx0, t.ky1 - t.ky0, t.kx1 - t.kx0, t.step_x, t.step_y};
+  const size_t y = static_cast<size_t>(t.iy + t.ky0 * c.dil_y);
+  return TapWalk{(y * c.iw + t.ix + t.kx0 * c.dil_x) * c.ic, t.ky0 * c.kw + t.kx0, t.ky1 - t.ky0,
+                 t.kx1 - t.kx0, t.step_x, t.step_y};
 }
 
 // A pixel's taps inside the input: f(x + the tap's input offset, tap index ky * KW + kx), x a
