@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits>
+#include <type_traits>
+
 #include "ethosu_rt/check.h"
 #include "tosa_cpu/graph.h"
 
@@ -37,6 +40,35 @@ void store(const Tensor& t, size_t i, int64_t value);
 // Smallest / largest value of an integer type (bool: 0 / 1).
 int64_t type_min(DType dtype);
 int64_t type_max(DType dtype);
+
+// A tensor's elements as a pointer-like cursor, read and written with load() and store():
+// where a loop nest takes one in place of a typed pointer, a single instantiation serves
+// every element type (the fallbacks that are built for size).
+struct Elements {
+  const Tensor* t;
+  size_t i;
+  Elements operator+(size_t k) const { return Elements{t, i + k}; }
+};
+// Element access of the portable blocks, through a typed pointer or a cursor: the value,
+// storing one (the low bits of `v`; int48 sign-extended from bit 47), the type's range.
+template <typename T>
+inline int64_t get(const T* p) { return *p; }
+inline int64_t get(Elements e) {  // int8, the common case, without a call
+  return e.t->dtype == DType::kInt8 ? static_cast<const int8_t*>(e.t->data)[e.i] : load(*e.t, e.i);
+}
+template <typename T>
+inline void put(T* p, int64_t v) { *p = static_cast<T>(v); }
+inline void put(Elements e, int64_t v) { store(*e.t, e.i, v); }
+template <typename T>
+inline int64_t lowest(T*) {
+  return std::numeric_limits<typename std::remove_const<T>::type>::min();
+}
+inline int64_t lowest(Elements e) { return type_min(e.t->dtype); }
+template <typename T>
+inline int64_t highest(T*) {
+  return std::numeric_limits<typename std::remove_const<T>::type>::max();
+}
+inline int64_t highest(Elements e) { return type_max(e.t->dtype); }
 inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 // Shape helpers.
@@ -104,7 +136,8 @@ void reciprocal_scale(uint32_t value, int32_t* multiplier, int32_t* shift);
 // Checks shared by kernels.
 Error check_counts(const OpArgs& op, uint32_t inputs, uint32_t outputs, uint32_t attrs);
 
-// Kernels by family (kernels_*.cc).
+// Kernels by family: conv.cc, depthwise.cc, matmul.cc, pooling.cc, scale.cc, elementwise.cc,
+// data.cc.
 Error conv2d(const OpArgs& op, bool run);
 Error depthwise_conv2d(const OpArgs& op, bool run);
 Error transpose_conv2d(const OpArgs& op, bool run);

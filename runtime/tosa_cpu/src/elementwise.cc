@@ -1,7 +1,8 @@
-// Elementwise operators: binary (with broadcasting), unary, CLAMP, SELECT, as TOSA 1.0.
+// Elementwise operators: binary (with broadcasting), unary, CLAMP, SELECT, MUL and TABLE, as
+// TOSA 1.0. The residual int32 ADD/SUB through the blocks of elementwise_isa.h.
 #include <string.h>
 
-#include "isa.h"
+#include "elementwise_isa.h"
 #include "kernels.h"
 #include "tosa_cpu/ops.h"
 
@@ -53,20 +54,23 @@ bool binary_types_ok(uint32_t op, DType in) {
   }
 }
 
-// int32 ADD/SUB of same-shape tensors, wrapping (TOSA's int32 ADD/SUB wrap).
+// int32 ADD/SUB of same-shape tensors, wrapping (TOSA's int32 ADD/SUB wrap): blocks of B from
+// `begin`; returns the first value B left.
+template <class B>
+TOSA_CPU_INLINE size_t add_sub32_blocks(size_t begin, const int32_t* a, const int32_t* b,
+                                        int32_t* y, size_t n, bool sub) {
+  return for_each_block<B>(begin, n, [&](size_t i, size_t remaining) TOSA_CPU_LAMBDA {
+    const typename B::Mask mask = B::mask(remaining);
+    const typename B::V x = B::load(a + i, mask), z = B::load(b + i, mask);
+    B::store(y + i, sub ? B::sub(x, z) : B::add(x, z), mask);
+  });
+}
+
 void add_sub32(const int32_t* a, const int32_t* b, int32_t* y, size_t n, bool sub) {
-#if defined(TOSA_CPU_MVE)
-  for (size_t i = 0; i < n; i += 4) {
-    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - i));
-    const int32x4_t x = vldrwq_z_s32(a + i, p), z = vldrwq_z_s32(b + i, p);
-    vstrwq_p_s32(y + i, sub ? vsubq_s32(x, z) : vaddq_s32(x, z), p);
+  const size_t i = add_sub32_blocks<Int32Block>(0, a, b, y, n, sub);
+  if constexpr (needs_tail<Int32Block, Int32Scalar>()) {
+    add_sub32_blocks<Int32Scalar>(i, a, b, y, n, sub);
   }
-#else
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t x = static_cast<uint32_t>(a[i]), z = static_cast<uint32_t>(b[i]);
-    y[i] = static_cast<int32_t>(sub ? x - z : x + z);
-  }
-#endif
 }
 
 }  // namespace
@@ -235,6 +239,70 @@ Error select(const OpArgs& op, bool run) {
   if (!run) return Error::kOk;
   broadcast3(c, a, b, out, [&](size_t ic, size_t ia, size_t ib, size_t o) {
     store(out, o, load(c, ic) ? load(a, ia) : load(b, ib));
+  });
+  return Error::kOk;
+}
+
+Error table(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 2, 1, 0));
+  const Tensor &in = op.inputs[0], &tab = op.inputs[1], &out = op.outputs[0];
+  const char* where = "TABLE";
+  const bool int8 = in.dtype == DType::kInt8 && tab.dtype == DType::kInt8 &&
+                    out.dtype == DType::kInt8 && tab.elements == 256;
+  const bool int16 = in.dtype == DType::kInt16 && tab.dtype == DType::kInt16 &&
+                     out.dtype == DType::kInt32 && tab.elements == 513;
+  ETHOSU_RT_CHECK_ONE_OF(int8 || int16, static_cast<uint32_t>(in.dtype), Error::kUnsupported,
+                         where, "input/table/output types",
+                         "int8/int8[256]/int8 or int16/int16[513]/int32");
+  ETHOSU_RT_CHECK_TRUE(same_shape(in, out), Error::kBadValue, where,
+                       "input and output shapes must match");
+  if (!run) return Error::kOk;
+  if (int8) {
+    const int8_t* t = static_cast<const int8_t*>(tab.data);
+    const int8_t* x = static_cast<const int8_t*>(in.data);
+    int8_t* y = static_cast<int8_t*>(out.data);
+    for (size_t i = 0; i < in.elements; ++i) y[i] = t[x[i] + 128];
+    return Error::kOk;
+  }
+  for (size_t i = 0; i < in.elements; ++i) {
+    const int32_t v = static_cast<int32_t>(load(in, i)) + 32768;
+    const int32_t index = v >> 7, fraction = v & 0x7F;
+    const int32_t base = static_cast<int32_t>(load(tab, static_cast<size_t>(index)));
+    const int32_t next = static_cast<int32_t>(load(tab, static_cast<size_t>(index) + 1));
+    store(out, i, static_cast<int64_t>(base) * 128 + (next - base) * fraction);
+  }
+  return Error::kOk;
+}
+
+// Attrs: shift (int32 inputs only; rounds the 64-bit product right by it).
+Error mul(const OpArgs& op, bool run) {
+  ETHOSU_RT_TRY(check_counts(op, 2, 1, 1));
+  const Tensor &a = op.inputs[0], &b = op.inputs[1], &out = op.outputs[0];
+  const char* where = "MUL";
+  const int32_t shift = op.attrs[0];
+  ETHOSU_RT_CHECK_ONE_OF(a.dtype == DType::kInt8 || a.dtype == DType::kInt16 ||
+                             a.dtype == DType::kInt32,
+                         static_cast<uint32_t>(a.dtype), Error::kUnsupported, where,
+                         "input type", "int8, int16, int32");
+  ETHOSU_RT_CHECK(static_cast<uint32_t>(b.dtype), ==, static_cast<uint32_t>(a.dtype),
+                  Error::kBadValue, where, "second input type");
+  ETHOSU_RT_CHECK(static_cast<uint32_t>(out.dtype), ==, static_cast<uint32_t>(DType::kInt32),
+                  Error::kBadValue, where, "output type");
+  ETHOSU_RT_CHECK(shift, >=, 0, Error::kBadValue, where, "shift");
+  ETHOSU_RT_CHECK(shift, <=, 63, Error::kBadValue, where, "shift");
+  if (a.dtype != DType::kInt32) {
+    ETHOSU_RT_CHECK(shift, ==, 0, Error::kBadValue, where, "shift of int8/int16 inputs");
+  }
+  ETHOSU_RT_TRY(check_broadcast(op, a, out));
+  ETHOSU_RT_TRY(check_broadcast(op, b, out));
+  if (!run) return Error::kOk;
+  broadcast3(a, b, out, out, [&](size_t ia, size_t ib, size_t, size_t o) {
+    const int64_t product = load(a, ia) * load(b, ib);
+    if (shift > 0) {
+      store(out, o, (product + (static_cast<int64_t>(1) << (shift - 1))) >> shift);
+    } else {
+      store(out, o, product);
+    }
   });
   return Error::kOk;
 }

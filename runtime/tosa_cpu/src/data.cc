@@ -23,13 +23,46 @@ Error check_axis(const OpArgs& op, int32_t axis, uint32_t rank) {
 // Copies element `from` of `src` to element `to` of `dst` (same type).
 inline void copy_elem(const Tensor& dst, size_t to, const Tensor& src, size_t from) {
   const size_t s = dtype_size(src.dtype);
-  memcpy(static_cast<uint8_t*>(dst.data) + to * s, static_cast<const uint8_t*>(src.data) + from * s, s);
+  memcpy(static_cast<uint8_t*>(dst.data) + to * s,
+         static_cast<const uint8_t*>(src.data) + from * s, s);
+}
+
+// What TRANSPOSE, SLICE and PAD check first: one input, whose rank sets the attribute count
+// (attrs_per_dim a dimension, plus extra), and one output of its type and rank.
+Error check_per_dim_op(const OpArgs& op, uint32_t attrs_per_dim, uint32_t extra) {
+  ETHOSU_RT_CHECK(op.n_inputs, ==, 1u, Error::kBadValue, op_name(op.op), "operand count");
+  const Tensor &in = op.inputs[0], &out = op.outputs[0];
+  ETHOSU_RT_TRY(check_counts(op, 1, 1, attrs_per_dim * in.rank + extra));
+  ETHOSU_RT_TRY(check_same_type(op, in, out));
+  ETHOSU_RT_CHECK(out.rank, ==, in.rank, Error::kBadValue, op_name(op.op), "output rank");
+  return Error::kOk;
 }
 
 size_t offset_of(const Tensor& t, const int32_t* index) {
   size_t o = 0;
   for (uint32_t d = 0; d < t.rank; ++d) o = o * static_cast<size_t>(t.shape[d]) + index[d];
   return o;
+}
+
+// The elements of `t` before and after `axis` (row-major: outer x shape[axis] x inner).
+void split_at_axis(const Tensor& t, int32_t axis, size_t* outer, size_t* inner) {
+  *outer = *inner = 1;
+  for (int32_t d = 0; d < axis; ++d) *outer *= static_cast<size_t>(t.shape[d]);
+  for (uint32_t d = static_cast<uint32_t>(axis) + 1; d < t.rank; ++d) {
+    *inner *= static_cast<size_t>(t.shape[d]);
+  }
+}
+
+// The lines of `in` along `axis` (REDUCE_*, ARGMAX): f(first, stride, k, o) with the offset of
+// a line's first element, the stride of its k elements and o, its index in the result.
+template <class F>
+void for_each_line(const Tensor& in, int32_t axis, F f) {
+  size_t outer, inner;
+  split_at_axis(in, axis, &outer, &inner);
+  const size_t k = static_cast<size_t>(in.shape[axis]);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < inner; ++i) f(o * k * inner + i, inner, k, o * inner + i);
+  }
 }
 
 }  // namespace
@@ -44,11 +77,8 @@ Error reshape(const OpArgs& op, bool run) {
 }
 
 Error transpose(const OpArgs& op, bool run) {
-  ETHOSU_RT_CHECK(op.n_inputs, ==, 1u, Error::kBadValue, op_name(op.op), "operand count");
+  ETHOSU_RT_TRY(check_per_dim_op(op, 1, 0));
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
-  ETHOSU_RT_TRY(check_counts(op, 1, 1, in.rank));
-  ETHOSU_RT_TRY(check_same_type(op, in, out));
-  ETHOSU_RT_CHECK(out.rank, ==, in.rank, Error::kBadValue, "TRANSPOSE", "output rank");
   uint32_t seen = 0;
   for (uint32_t d = 0; d < in.rank; ++d) {
     ETHOSU_RT_TRY(check_axis(op, op.attrs[d], in.rank));
@@ -69,11 +99,8 @@ Error transpose(const OpArgs& op, bool run) {
 }
 
 Error slice(const OpArgs& op, bool run) {
-  ETHOSU_RT_CHECK(op.n_inputs, ==, 1u, Error::kBadValue, op_name(op.op), "operand count");
+  ETHOSU_RT_TRY(check_per_dim_op(op, 1, 0));
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
-  ETHOSU_RT_TRY(check_counts(op, 1, 1, in.rank));
-  ETHOSU_RT_TRY(check_same_type(op, in, out));
-  ETHOSU_RT_CHECK(out.rank, ==, in.rank, Error::kBadValue, "SLICE", "output rank");
   for (uint32_t d = 0; d < in.rank; ++d) {
     ETHOSU_RT_CHECK(op.attrs[d], >=, 0, Error::kBadValue, "SLICE", "start");
     ETHOSU_RT_CHECK(static_cast<int64_t>(op.attrs[d]) + out.shape[d], <=,
@@ -97,11 +124,8 @@ Error slice(const OpArgs& op, bool run) {
 
 // Attrs: padding[2 * rank] (before, after per dimension), pad_const.
 Error pad(const OpArgs& op, bool run) {
-  ETHOSU_RT_CHECK(op.n_inputs, ==, 1u, Error::kBadValue, op_name(op.op), "operand count");
+  ETHOSU_RT_TRY(check_per_dim_op(op, 2, 1));
   const Tensor &in = op.inputs[0], &out = op.outputs[0];
-  ETHOSU_RT_TRY(check_counts(op, 1, 1, 2 * in.rank + 1));
-  ETHOSU_RT_TRY(check_same_type(op, in, out));
-  ETHOSU_RT_CHECK(out.rank, ==, in.rank, Error::kBadValue, "PAD", "output rank");
   for (uint32_t d = 0; d < in.rank; ++d) {
     ETHOSU_RT_CHECK(op.attrs[2 * d], >=, 0, Error::kBadValue, "PAD", "padding before");
     ETHOSU_RT_CHECK(op.attrs[2 * d + 1], >=, 0, Error::kBadValue, "PAD", "padding after");
@@ -170,12 +194,10 @@ Error concat(const OpArgs& op, bool run) {
   ETHOSU_RT_CHECK(total, ==, static_cast<int64_t>(out.shape[axis]), Error::kBadValue, "CONCAT",
                   "output dimension along axis");
   if (!run) return Error::kOk;
-  // outer x (axis extent x inner) blocks, one input after another.
-  size_t outer = 1, inner = dtype_size(out.dtype);
-  for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(out.shape[d]);
-  for (uint32_t d = static_cast<uint32_t>(axis) + 1; d < out.rank; ++d) {
-    inner *= static_cast<size_t>(out.shape[d]);
-  }
+  // outer x (axis extent x inner) blocks, one input after another (inner in bytes).
+  size_t outer, inner;
+  split_at_axis(out, axis, &outer, &inner);
+  inner *= dtype_size(out.dtype);
   const size_t out_row = inner * static_cast<size_t>(out.shape[axis]);
   size_t at = 0;
   for (uint32_t i = 0; i < op.n_inputs; ++i) {
@@ -232,28 +254,22 @@ Error reduce(const OpArgs& op, bool run) {
                     Error::kBadValue, where, "output dimension");
   }
   if (!run) return Error::kOk;
-  size_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(in.shape[d]);
-  for (uint32_t d = static_cast<uint32_t>(axis) + 1; d < in.rank; ++d) {
-    inner *= static_cast<size_t>(in.shape[d]);
-  }
-  const size_t k = static_cast<size_t>(in.shape[axis]);
-  for (size_t o = 0; o < outer; ++o) {
-    for (size_t i = 0; i < inner; ++i) {
-      int64_t acc = load(in, o * k * inner + i);
-      for (size_t j = 1; j < k; ++j) {
-        const int64_t v = load(in, (o * k + j) * inner + i);
-        switch (op.op) {
-          case kReduceAll: acc = acc && v; break;
-          case kReduceAny: acc = acc || v; break;
-          case kReduceMax: acc = v > acc ? v : acc; break;
-          case kReduceMin: acc = v < acc ? v : acc; break;
-          default: acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v)); break;
-        }
+  for_each_line(in, axis, [&](size_t first, size_t stride, size_t k, size_t o) {
+    int64_t acc = load(in, first);
+    for (size_t j = 1; j < k; ++j) {
+      const int64_t v = load(in, first + j * stride);
+      switch (op.op) {
+        case kReduceAll: acc = acc && v; break;
+        case kReduceAny: acc = acc || v; break;
+        case kReduceMax: acc = v > acc ? v : acc; break;
+        case kReduceMin: acc = v < acc ? v : acc; break;
+        default:  // REDUCE_SUM, int32: wrapping
+          acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v));
+          break;
       }
-      store(out, o * inner + i, acc);
     }
-  }
+    store(out, o, acc);
+  });
   return Error::kOk;
 }
 
@@ -274,56 +290,78 @@ Error argmax(const OpArgs& op, bool run) {
     ++o;
   }
   if (!run) return Error::kOk;
-  size_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(in.shape[d]);
-  for (uint32_t d = static_cast<uint32_t>(axis) + 1; d < in.rank; ++d) {
-    inner *= static_cast<size_t>(in.shape[d]);
-  }
-  const size_t k = static_cast<size_t>(in.shape[axis]);
-  for (size_t o = 0; o < outer; ++o) {
-    for (size_t i = 0; i < inner; ++i) {
-      int64_t best = load(in, o * k * inner + i);
-      size_t at = 0;
-      for (size_t j = 1; j < k; ++j) {
-        const int64_t v = load(in, (o * k + j) * inner + i);
-        if (v > best) {
-          best = v;
-          at = j;
-        }
+  for_each_line(in, axis, [&](size_t first, size_t stride, size_t k, size_t o) {
+    int64_t best = load(in, first);
+    size_t at = 0;
+    for (size_t j = 1; j < k; ++j) {
+      const int64_t v = load(in, first + j * stride);
+      if (v > best) {
+        best = v;
+        at = j;
       }
-      store(out, o * inner + i, static_cast<int64_t>(at));
+    }
+    store(out, o, static_cast<int64_t>(at));
+  });
+  return Error::kOk;
+}
+
+namespace {
+
+// GATHER / SCATTER: every index of `indices` [N, W] checked against K, then f(offset of its
+// row in the [N, K, C] tensor, offset of its row in the [N, W, C] one), rows of C elements.
+template <class F>
+Error for_each_index(const OpArgs& op, const Tensor& indices, int32_t k, int32_t c, F f) {
+  const int32_t n = indices.shape[0], w = indices.shape[1];
+  for (int32_t b = 0; b < n; ++b) {
+    for (int32_t i = 0; i < w; ++i) {
+      const int64_t at = load(indices, static_cast<size_t>(b) * w + i);
+      ETHOSU_RT_CHECK(at, >=, 0, Error::kBadValue, op_name(op.op), "index");
+      ETHOSU_RT_CHECK(at, <, static_cast<int64_t>(k), Error::kBadValue, op_name(op.op), "index");
+      f((static_cast<size_t>(b) * k + static_cast<size_t>(at)) * c,
+        (static_cast<size_t>(b) * w + i) * c);
     }
   }
   return Error::kOk;
 }
 
+// GATHER / SCATTER shapes: values [N, K, C], int32 indices [N, W], and rows [N, W, C] (GATHER's
+// output, SCATTER's input).
+Error check_indexed(const OpArgs& op, const Tensor& values, const Tensor& indices,
+                    const Tensor& rows) {
+  const char* where = op_name(op.op);
+  ETHOSU_RT_CHECK(static_cast<uint32_t>(indices.dtype), ==, static_cast<uint32_t>(DType::kInt32),
+                  Error::kBadValue, where, "indices type");
+  ETHOSU_RT_CHECK(values.rank, ==, 3u, Error::kBadValue, where, "values rank");
+  ETHOSU_RT_CHECK(indices.rank, ==, 2u, Error::kBadValue, where, "indices rank");
+  ETHOSU_RT_CHECK(rows.rank, ==, 3u, Error::kBadValue, where,
+                  "rows (GATHER output, SCATTER input) rank");
+  const int32_t n = values.shape[0], c = values.shape[2], w = indices.shape[1];
+  ETHOSU_RT_CHECK(indices.shape[0], ==, n, Error::kBadValue, where, "indices batch");
+  ETHOSU_RT_CHECK(rows.shape[0], ==, n, Error::kBadValue, where, "rows batch");
+  ETHOSU_RT_CHECK(rows.shape[1], ==, w, Error::kBadValue, where, "rows (indices per batch)");
+  ETHOSU_RT_CHECK(rows.shape[2], ==, c, Error::kBadValue, where, "rows columns");
+  return Error::kOk;
+}
+
+// Copies `count` elements from element `from` of `src` to element `to` of `dst` (same type).
+void copy_row(const Tensor& dst, size_t to, const Tensor& src, size_t from, size_t count) {
+  const size_t s = dtype_size(src.dtype);
+  memcpy(static_cast<uint8_t*>(dst.data) + to * s, static_cast<const uint8_t*>(src.data) + from * s,
+         count * s);
+}
+
+}  // namespace
+
 Error gather(const OpArgs& op, bool run) {
   ETHOSU_RT_TRY(check_counts(op, 2, 1, 0));
   const Tensor &values = op.inputs[0], &indices = op.inputs[1], &out = op.outputs[0];
   ETHOSU_RT_TRY(check_same_type(op, values, out));
-  ETHOSU_RT_CHECK(static_cast<uint32_t>(indices.dtype), ==, static_cast<uint32_t>(DType::kInt32),
-                  Error::kBadValue, "GATHER", "indices type");
-  ETHOSU_RT_CHECK(values.rank, ==, 3u, Error::kBadValue, "GATHER", "values rank");
-  ETHOSU_RT_CHECK(indices.rank, ==, 2u, Error::kBadValue, "GATHER", "indices rank");
-  ETHOSU_RT_CHECK(out.rank, ==, 3u, Error::kBadValue, "GATHER", "output rank");
-  const int32_t n = values.shape[0], k = values.shape[1], c = values.shape[2], w = indices.shape[1];
-  ETHOSU_RT_CHECK(indices.shape[0], ==, n, Error::kBadValue, "GATHER", "indices batch");
-  ETHOSU_RT_CHECK(out.shape[0], ==, n, Error::kBadValue, "GATHER", "output batch");
-  ETHOSU_RT_CHECK(out.shape[1], ==, w, Error::kBadValue, "GATHER", "output rows");
-  ETHOSU_RT_CHECK(out.shape[2], ==, c, Error::kBadValue, "GATHER", "output columns");
+  ETHOSU_RT_TRY(check_indexed(op, values, indices, out));
   if (!run) return Error::kOk;
-  for (int32_t b = 0; b < n; ++b) {
-    for (int32_t i = 0; i < w; ++i) {
-      const int64_t at = load(indices, static_cast<size_t>(b) * w + i);
-      ETHOSU_RT_CHECK(at, >=, 0, Error::kBadValue, "GATHER", "index");
-      ETHOSU_RT_CHECK(at, <, static_cast<int64_t>(k), Error::kBadValue, "GATHER", "index");
-      for (int32_t j = 0; j < c; ++j) {
-        copy_elem(out, (static_cast<size_t>(b) * w + i) * c + j, values,
-                  (static_cast<size_t>(b) * k + static_cast<size_t>(at)) * c + j);
-      }
-    }
-  }
-  return Error::kOk;
+  const int32_t k = values.shape[1], c = values.shape[2];
+  return for_each_index(op, indices, k, c, [&](size_t k_row, size_t w_row) {
+    copy_row(out, w_row, values, k_row, static_cast<size_t>(c));
+  });
 }
 
 Error scatter(const OpArgs& op, bool run) {
@@ -332,31 +370,15 @@ Error scatter(const OpArgs& op, bool run) {
   const Tensor& out = op.outputs[0];
   ETHOSU_RT_TRY(check_same_type(op, values, out));
   ETHOSU_RT_TRY(check_same_type(op, in, out));
-  ETHOSU_RT_CHECK(static_cast<uint32_t>(indices.dtype), ==, static_cast<uint32_t>(DType::kInt32),
-                  Error::kBadValue, "SCATTER", "indices type");
-  ETHOSU_RT_CHECK_TRUE(values.rank == 3 && indices.rank == 2 && in.rank == 3 &&
-                           same_shape(values, out),
-                       Error::kBadValue, "SCATTER",
-                       "values_in [N,K,C], indices [N,W], input [N,W,C], output [N,K,C]");
-  const int32_t n = values.shape[0], k = values.shape[1], c = values.shape[2], w = indices.shape[1];
-  ETHOSU_RT_CHECK(indices.shape[0], ==, n, Error::kBadValue, "SCATTER", "indices batch");
-  ETHOSU_RT_CHECK(in.shape[0], ==, n, Error::kBadValue, "SCATTER", "input batch");
-  ETHOSU_RT_CHECK(in.shape[1], ==, w, Error::kBadValue, "SCATTER", "input rows");
-  ETHOSU_RT_CHECK(in.shape[2], ==, c, Error::kBadValue, "SCATTER", "input columns");
+  ETHOSU_RT_TRY(check_indexed(op, values, indices, in));
+  ETHOSU_RT_CHECK_TRUE(same_shape(values, out), Error::kBadValue, "SCATTER",
+                       "output shape (values_in's [N, K, C])");
   if (!run) return Error::kOk;
+  const int32_t k = values.shape[1], c = values.shape[2];
   memmove(out.data, values.data, values.bytes);
-  for (int32_t b = 0; b < n; ++b) {
-    for (int32_t i = 0; i < w; ++i) {
-      const int64_t at = load(indices, static_cast<size_t>(b) * w + i);
-      ETHOSU_RT_CHECK(at, >=, 0, Error::kBadValue, "SCATTER", "index");
-      ETHOSU_RT_CHECK(at, <, static_cast<int64_t>(k), Error::kBadValue, "SCATTER", "index");
-      for (int32_t j = 0; j < c; ++j) {
-        copy_elem(out, (static_cast<size_t>(b) * k + static_cast<size_t>(at)) * c + j, in,
-                  (static_cast<size_t>(b) * w + i) * c + j);
-      }
-    }
-  }
-  return Error::kOk;
+  return for_each_index(op, indices, k, c, [&](size_t k_row, size_t w_row) {
+    copy_row(out, k_row, in, w_row, static_cast<size_t>(c));
+  });
 }
 
 namespace {
