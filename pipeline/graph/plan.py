@@ -17,6 +17,7 @@ from pipeline.config.boards import BOARDS, Board
 from pipeline.graph.code import code_files
 from pipeline.graph.imports import local_imports
 from pipeline.graph.stages import STAGES
+from pipeline.stages.declare import KEEP
 from pipeline.stages.runtime import PRODUCTS
 
 PIPELINE_DIR = Path(__file__).resolve().parents[1]
@@ -70,6 +71,26 @@ class ModelBuild:
     cpu_verify: Invocation | None = None
     mixed: Invocation | None = None  # npu: {fallback: cpu}: NPU + CPU segments, one artifact
     mixed_verify: Invocation | None = None  # its CPU segments under QEMU
+
+    def invocations(self) -> list[Invocation]:
+        """The invocations the model's folder is made from, in pipeline order."""
+        order = (self.quantize, self.lower, self.verify, self.vela, self.package, self.mixed,
+                 self.mixed_verify, self.vgf, self.vgf_check, self.firmware, self.cpu_graph,
+                 self.cpu_verify)
+        return [inv for inv in order if inv is not None]
+
+    def views(self) -> list[tuple[Path, str | None]]:
+        """(output, name in the model's folder) of every declared view (None: read by the
+        report, not copied), plus ``model.tosa``: the graph the NPU compiled, when there is
+        one (its family's variant), else the lowered graph."""
+        npu = self.vela or self.mixed
+        views = [(npu.inputs["tosa"] if npu is not None else self.lower.outputs["tosa"],
+                  "model.tosa")]
+        for inv in self.invocations():
+            for role, name in STAGES[inv.stage].views.items():
+                path = inv.outputs[role]
+                views.append((path, path.name if name == KEEP else name))
+        return views
 
 
 @dataclass

@@ -13,11 +13,6 @@ from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.graph.report_html import top_layers
 from pipeline.files import write_atomic
 
-# What a VGF target's model folder holds beyond model.tosa, io.json and verify.json: the
-# VGF stage's outputs (same names) and the run check's report.
-VGF_VIEWS = ("model.vgf", "scenario.json", "vgf_io.json", "vgf_figures.json", "run_check.json")
-
-
 def clear_stale(folder: Path, keep: set[str]) -> None:
     """Remove what a target folder holds that its configuration no longer produces."""
     if folder.is_dir():
@@ -27,21 +22,15 @@ def clear_stale(folder: Path, keep: set[str]) -> None:
 
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:
-    # The graph Vela compiled (the NPU's variant) when there is an NPU.
-    npu = build.vela or build.mixed
-    tosa = npu.inputs["tosa"] if npu is not None else build.lower.outputs["tosa"]
-    copy_view(tosa, folder / "model.tosa")
-    copy_view(build.lower.outputs["io"], folder / "io.json")
-    copy_view(build.verify.outputs["report"], folder / "verify.json")
+    for path, name in build.views():  # as the stages declare them
+        if name is not None:
+            copy_view(path, folder / name)
     verify = json.loads(build.verify.outputs["report"].read_text())
     entry = {"tosa": str(folder / "model.tosa"), "verify": verify,
              "io": json.loads(build.lower.outputs["io"].read_text())}
     if build.quantize is not None:
         entry["quantize"] = json.loads(build.quantize.outputs["record"].read_text())
     if build.package is not None:
-        copy_view(build.package.outputs["artifact"], folder / "model.bin")
-        copy_view(build.vela.outputs["summary"], folder / "vela_summary.csv")
-        copy_view(build.vela.outputs["layers"], folder / "vela_per_layer.csv")
         entry["artifact"] = str(folder / "model.bin")
         entry["artifact_bytes"] = (folder / "model.bin").stat().st_size
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
@@ -50,16 +39,12 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
     if build.mixed is not None:
         entry.update(_mixed_entry(build, folder))
     if build.vgf is not None:
-        for src in [*build.vgf.outputs.values(), build.vgf_check.outputs["report"]]:
-            copy_view(src, folder / src.name)
         entry["vgf"] = {"file": str(folder / "model.vgf"),
                         "scenario": str(folder / "scenario.json"),
                         **json.loads(build.vgf.outputs["figures"].read_text())}
         entry["run_check"] = json.loads(build.vgf_check.outputs["report"].read_text())
     if build.firmware is not None:
-        elf = build.firmware.outputs["elf"]
-        copy_view(elf, folder / elf.name)
-        entry["firmware"] = str(folder / elf.name)
+        entry["firmware"] = str(folder / build.firmware.outputs["elf"].name)
     if build.cpu_graph is not None:
         entry["cpu"] = _cpu_entry(build, folder)
     return entry
@@ -68,15 +53,12 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
 def _cpu_entry(build: ModelBuild, folder: Path) -> dict:
     """A CPU-only target's model: its artifact, where each operator runs, the arena, and the
     QEMU check (which machine and CPU, and why it is not the target's own where it is not)."""
-    copy_view(build.cpu_graph.outputs["artifact"], folder / "model.cpu.bin")
-    copy_view(build.cpu_graph.outputs["plan"], folder / "cpu_plan.json")
     plan = json.loads(build.cpu_graph.outputs["plan"].read_text())
     entry = {"artifact": str(folder / "model.cpu.bin"),
              "artifact_bytes": (folder / "model.cpu.bin").stat().st_size,
              "arena_bytes": plan["arena_bytes"], "tensor_bytes": plan["tensor_bytes"],
              "operators": plan["operators"]}
     if build.cpu_verify is not None:
-        copy_view(build.cpu_verify.outputs["report"], folder / "cpu_verify.json")
         entry["verify"] = json.loads(build.cpu_verify.outputs["report"].read_text())
         # The estimated cost of each operator: instructions retired under QEMU -icount.
         costs = entry["verify"].get("op_instructions") or [None] * len(plan["operators"])
@@ -88,12 +70,9 @@ def _cpu_entry(build: ModelBuild, folder: Path) -> dict:
 def _mixed_entry(build: ModelBuild, folder: Path) -> dict:
     """npu: {fallback: cpu}: the sequence artifact, where each operator runs (and why on the
     CPU), and each segment's estimated cost (or why there is none)."""
-    copy_view(build.mixed.outputs["artifact"], folder / "model.bin")
-    copy_view(build.mixed.outputs["record"], folder / "mixed.json")
     record = json.loads(build.mixed.outputs["record"].read_text())
     check = None
     if build.mixed_verify is not None:
-        copy_view(build.mixed_verify.outputs["report"], folder / "mixed_verify.json")
         check = json.loads(build.mixed_verify.outputs["report"].read_text())
         # The estimated cost of a CPU segment: instructions retired under QEMU -icount.
         measured = {c["segment"]: c for c in check["segments"]}

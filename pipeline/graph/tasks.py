@@ -13,7 +13,7 @@ from pipeline.cache.key import file_digest, tool_versions
 from pipeline.graph.actions import run_stage
 from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
 from pipeline.graph.plan import Invocation, Plan
-from pipeline.graph.report import VGF_VIEWS, runtime_view, write_target
+from pipeline.graph.report import runtime_view, write_target
 from pipeline.graph.stages import STAGES
 
 REPORT_HTML = "report.html"  # build/report.html: one file for the whole build
@@ -92,33 +92,9 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
             deps += list(runtime.outputs.values())
             targets += [f"{top}/{runtime_view(n)}" for n in runtime.outputs]
         for b in builds:
-            deps += [b.lower.outputs["tosa"], b.lower.outputs["io"], b.verify.outputs["report"]]
-            if b.quantize is not None:
-                deps.append(b.quantize.outputs["record"])
-            names = ["model.tosa", "io.json", "verify.json"]
-            if b.package is not None:
-                deps += [b.package.outputs["artifact"], b.vela.outputs["figures"],
-                         b.vela.outputs["summary"], b.vela.outputs["layers"]]
-                names += ["model.bin", "vela_summary.csv", "vela_per_layer.csv"]
-            if b.mixed is not None:
-                deps += list(b.mixed.outputs.values())
-                names += ["model.bin", "mixed.json"]
-            if b.mixed_verify is not None:
-                deps.append(b.mixed_verify.outputs["report"])
-                names.append("mixed_verify.json")
-            if b.vgf is not None:
-                deps += [*b.vgf.outputs.values(), b.vgf_check.outputs["report"]]
-                names += list(VGF_VIEWS)
-            if b.firmware is not None:
-                deps.append(b.firmware.outputs["elf"])
-                names.append(b.firmware.outputs["elf"].name)
-            if b.cpu_graph is not None:
-                deps += [b.cpu_graph.outputs["artifact"], b.cpu_graph.outputs["plan"]]
-                names += ["model.cpu.bin", "cpu_plan.json"]
-            if b.cpu_verify is not None:
-                deps.append(b.cpu_verify.outputs["report"])
-                names.append("cpu_verify.json")
-            targets += [f"{top}/{b.model}/{n}" for n in names]
+            views = b.views()  # the stages' declared views (pipeline/stages/declare.py)
+            deps += [path for path, _ in views]
+            targets += [f"{top}/{b.model}/{name}" for _, name in views if name is not None]
         yield {
             "name": target,
             "doc": f"build target {target}",

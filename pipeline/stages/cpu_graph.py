@@ -18,4 +18,5 @@ STAGE = Stage(
     run=run,
     inputs={"tosa": File("tosa"), "io": File("io")},
     outputs={"artifact": File("artifact", "model.cpu.bin"), "plan": File("record", "cpu_plan.json")},
+    views={"artifact": "model.cpu.bin", "plan": "cpu_plan.json"},
 )

@@ -29,4 +29,5 @@ STAGE = Stage(
             "test_inputs": File("samples")},
     outputs={"report": File("report", "cpu_verify.json")},
     tools=tools,
+    views={"report": "cpu_verify.json"},
 )

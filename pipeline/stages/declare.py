@@ -7,7 +7,7 @@ declarations (``graph/stages.py`` lists them), and no other place names a stage'
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.cache.key import TOOL_PACKAGES
@@ -24,6 +24,9 @@ class File:
     name: str = ""
 
 
+KEEP = "*"  # a view under the output's own name
+
+
 @dataclass(frozen=True)
 class Stage:
     """One stage. ``run(inputs, outputs, options, params, where)`` writes every output
@@ -38,6 +41,9 @@ class Stage:
     packages: tuple[str, ...] = TOOL_PACKAGES  # Python packages whose versions it depends on
     tools: Callable[[dict], dict[str, str]] | None = None  # options -> external fingerprints
     alongside: bool = False  # its tasks of one serial build run side by side (alongside.py)
+    # Outputs that appear in a target's model folder (role -> name there; KEEP: the output's
+    # own name; None: read by the target's report.json, not copied).
+    views: Mapping[str, str | None] = field(default_factory=dict)
 
     @property
     def module(self) -> str:

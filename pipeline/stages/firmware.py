@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.stages.declare import File, Stage
+from pipeline.stages.declare import KEEP, File, Stage
 from pipeline.stages.runtime import RUNTIME_SOURCES, build, tools
 
 
@@ -30,4 +30,5 @@ STAGE = Stage(
     outputs={"elf": File("elf")},  # named by the plan: ethosu_runner.elf, tosa_cpu_runner.elf
     packages=(),
     tools=tools,
+    views={"elf": KEEP},
 )

@@ -69,4 +69,5 @@ STAGE = Stage(
     inputs={"model": File("program")},
     outputs={"tosa": File("tosa", "model.tosa"), "io": File("io", "io.json"),
              "tosa_*": File("tosa", "model.{}.tosa")},
+    views={"io": "io.json"},
 )

@@ -20,4 +20,5 @@ STAGE = Stage(
     run=run,
     inputs={"tosa": File("tosa"), "io": File("io"), "vela_ini": File("ini")},
     outputs={"artifact": File("artifact", "model.bin"), "record": File("record", "mixed.json")},
+    views={"artifact": "model.bin", "record": "mixed.json"},
 )

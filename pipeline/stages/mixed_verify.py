@@ -34,4 +34,5 @@ STAGE = Stage(
             "io": File("io"), "test_inputs": File("samples"), **RUNTIME_SOURCES},
     outputs={"report": File("report", "mixed_verify.json")},
     tools=tools,
+    views={"report": "mixed_verify.json"},
 )

@@ -18,4 +18,5 @@ STAGE = Stage(
     run=run,
     inputs={"npz": File("npz"), "io": File("io")},
     outputs={"artifact": File("artifact", "model.bin")},
+    views={"artifact": "model.bin"},
 )

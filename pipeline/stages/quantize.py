@@ -90,4 +90,5 @@ STAGE = Stage(
     run=run,
     inputs={"model": File("program"), "calibration": File("samples")},
     outputs={"model": File("program", "model.pt2"), "record": File("record", "quantize.json")},
+    views={"record": None},
 )

@@ -19,4 +19,5 @@ STAGE = Stage(
     inputs={"tosa": File("tosa"), "vela_ini": File("ini")},
     outputs={"npz": File("npz", "model_vela.npz"), "summary": File("csv", "summary.csv"),
              "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json")},
+    views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None},
 )

@@ -21,4 +21,5 @@ STAGE = Stage(
     inputs={"float_model": File("program"), "model": File("program"), "tosa": File("tosa"),
             "io": File("io"), "test_inputs": File("samples"), "tosa_*": File("tosa")},
     outputs={"report": File("report", "verify.json")},
+    views={"report": "verify.json"},
 )

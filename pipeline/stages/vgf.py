@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.cache.key import TOOL_PACKAGES
-from pipeline.stages.declare import File, Stage
+from pipeline.stages.declare import KEEP, File, Stage
 
 CONVERTER = ("ai-ml-sdk-model-converter", "ai-ml-sdk-vgf-library")
 
@@ -23,4 +23,5 @@ STAGE = Stage(
              "vgf_io": File("vgf_io", "vgf_io.json"),
              "figures": File("figures", "vgf_figures.json")},
     packages=TOOL_PACKAGES + CONVERTER,
+    views={role: KEEP for role in ("vgf", "scenario", "vgf_io", "figures")},
 )

@@ -4,7 +4,7 @@ emulation layer, Mesa's lavapipe) against the TOSA reference model (``pipeline/v
 from __future__ import annotations
 
 from pipeline.cache.key import TOOL_PACKAGES
-from pipeline.stages.declare import File, Stage
+from pipeline.stages.declare import KEEP, File, Stage
 
 RUNNER = ("ai-ml-sdk-scenario-runner", "ai-ml-emulation-layer-for-vulkan")
 
@@ -34,4 +34,5 @@ STAGE = Stage(
     packages=TOOL_PACKAGES + RUNNER,
     tools=tools,
     alongside=True,
+    views={"report": KEEP},
 )
