@@ -65,7 +65,7 @@ def _keys(inv: Invocation, store: Store, remote: Remote | None):
     stage = STAGES[inv.stage]
     options = inv.options
     if code.uses_registry(stage):  # which operator file lowers which target (graph/code.py)
-        options = {**options, "operators": code.operator_index(store)}
+        options = {**options, "operators": code.operator_index()}
     first_key, first_record = stage_key(inv.stage, code.code_key(stage), inv.inputs, options,
                                         stage_tools(inv))
     # What the stage loaded last time (run-time imports of the model) is part of the key too.

@@ -16,12 +16,12 @@ What a stage's key covers beyond its input files and options:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
 from pipeline.cache.key import tree_digest
+from pipeline.files import write_atomic
 from pipeline.graph.imports import project_closure
 from pipeline.stages.declare import Stage
 
@@ -29,6 +29,8 @@ PIPELINE_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PIPELINE_DIR.parent
 REGISTRY = "pipeline.tosa.registry"
 OPS_PACKAGE = "pipeline.tosa.ops"
+INDEX_CACHE = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / \
+    "ethosu-pipeline" / "operator-index"
 
 
 # ---- code: the stage's import closure ----------------------------------------------------
@@ -75,25 +77,24 @@ def code_key(stage: Stage, root: Path = REPO_DIR) -> str:
 # ---- the operator index: which file lowers which target ----------------------------------
 
 
-def operator_index(store=None, root: Path = REPO_DIR) -> dict[str, str]:
+def operator_index(root: Path = REPO_DIR) -> dict[str, str]:
     """FX target -> operator module (``op_add``), as the registry has it.
 
-    Reading it means importing every operator (torch, ~2 s), so it is kept in the store
-    under the digest of the operator files and what they import: after an edit it is read
-    once more, and an edit that moves no target leaves every key as it was."""
-    files = operator_files(root)
-    digest = tree_digest(files, root)
-    key = hashlib.sha256(f"operator-index:{digest}".encode()).hexdigest()
-    if store is not None:
-        data = store.read(key, "operators.json")
-        if data is not None:
-            try:
-                return json.loads(data)
-            except ValueError:
-                pass  # damaged: read again below
+    Reading it means importing every operator (torch, ~2 s), so it is kept in a file named by
+    the digest of the operator files and what they import (``INDEX_CACHE``; outside the
+    store, whose entries are stage outputs only): after an edit it is read once more, and an
+    edit that moves no target leaves every key as it was."""
+    digest = tree_digest(operator_files(root), root)
+    cached = INDEX_CACHE / f"{digest}.json"
+    try:
+        return json.loads(cached.read_text())
+    except (OSError, ValueError):
+        pass  # not read yet (or damaged): read it from the registry
     index = _read_index(root)
-    if store is not None:
-        _keep(store, key, index)
+    try:
+        write_atomic(cached, json.dumps(index, sort_keys=True).encode())
+    except OSError:
+        pass  # best effort: the index is read again next time
     return index
 
 
@@ -110,18 +111,6 @@ def _read_index(root: Path) -> dict[str, str]:
     from pipeline.tosa import registry
 
     return {t: v.__module__.rsplit(".", 1)[1] for t, v in sorted(registry.visitors().items())}
-
-
-def _keep(store, key: str, index: dict) -> None:
-    import tempfile
-
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "operators.json"
-            path.write_text(json.dumps(index, sort_keys=True))
-            store.put(key, {"stage": "operator-index"}, {"operators.json": path})
-    except OSError:
-        pass  # best effort: the index is read again next time
 
 
 def used_operator_files(modules: set[str], root: Path = REPO_DIR) -> list[Path]:

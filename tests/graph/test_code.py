@@ -95,20 +95,17 @@ def test_an_operator_the_model_does_not_use_is_in_none_of_its_keys(tree):
 def test_the_operator_index_moves_with_targets_not_with_bodies(tree, tmp_path):
     """Which file lowers which target is in the keys of the stages that read the registry:
     an edit of an operator's body leaves it, a new target changes it."""
-    from pipeline.cache.store import Store
-
-    store = Store(tmp_path / "store")
-    before = code.operator_index(store, tree)
+    before = code.operator_index(tree)
     assert before["aten.conv2d.default"] == "op_conv2d"
     conv = tree / "pipeline" / "tosa" / "ops" / "op_conv2d.py"
     with _Edited(conv):
-        assert code.operator_index(store, tree) == before
+        assert code.operator_index(tree) == before
     text = conv.read_text()
     assert '@lowers("aten.conv2d.default"' in text
     try:
         conv.write_text(text.replace('@lowers("aten.conv2d.default"',
                                      '@lowers("aten.conv2d.default", "aten.conv_tbc.default"'))
-        after = code.operator_index(store, tree)
+        after = code.operator_index(tree)
     finally:
         conv.write_text(text)
     assert after == {**before, "aten.conv_tbc.default": "op_conv2d"}
