@@ -13,7 +13,7 @@ def export(model, example: tuple, where: str = ""):
     """
     from pipeline.export.program import export_program
 
-    return export_program(model, example, where, lowered=lowered_targets())
+    return export_program(model, example, where, lowered=lowered_targets)
 
 
 def normalise(program):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pipeline.errors import StageError
@@ -66,9 +66,12 @@ def load_attr(path: Path, attr: str, where: str):
     return getattr(module, attr)
 
 
-def export_program(model, example: tuple, where: str = "", *, lowered: frozenset[str]):
+def export_program(model, example: tuple, where: str = "", *,
+                   lowered: Callable[[], frozenset[str]]):
     """``torch.export`` of ``model`` on ``example``, normalised (``pipeline.normalise``) for a
-    lowering that takes the operators ``lowered`` as they are.
+    lowering that takes the operators ``lowered()`` as they are (asked once the model is
+    traced: the registry imports every operator, which a time limit must not charge to the
+    user's model file).
 
     Raises:
         StageError: torch.export cannot capture the model.
@@ -83,7 +86,7 @@ def export_program(model, example: tuple, where: str = "", *, lowered: frozenset
     except USER_EXCEPTIONS as exc:  # the user's forward() runs while it is traced
         raise StageError(where, f"torch.export must capture the model; it raised "
                                 f"{describe(exc)}") from exc
-    return normalise(program, lowered)
+    return normalise(program, lowered())
 
 
 def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:
@@ -175,7 +178,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
            input_factory: tuple[Path, str] | None = None, seed: int = 0,
            calibration_samples: int = 16, calibration_seed: int = 1,
            calibration_folder: Path | None = None, where: str = "",
-           lowered: frozenset[str]) -> dict[str, Path]:
+           lowered: Callable[[], frozenset[str]]) -> dict[str, Path]:
     """Export the model with torch.export and write its calibration and test inputs.
 
     Args:
@@ -186,7 +189,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
         seed: seed of the example input; test inputs use seeds after it.
         calibration_samples, calibration_seed: random calibration set, unless
         calibration_folder: a folder of saved samples.
-        lowered: the operators the lowering takes as they are (``export_program``).
+        lowered: returns the operators the lowering takes as they are (``export_program``).
 
     Returns:
         Output role -> path.

@@ -13,7 +13,7 @@ def export(source: Path, attr: str, out_dir: Path, **options) -> dict[str, Path]
     from pipeline.export.program import export as export_files
     from pipeline.tosa.registry import lowered_targets
 
-    return export_files(source, attr, out_dir, lowered=lowered_targets(), **options)
+    return export_files(source, attr, out_dir, lowered=lowered_targets, **options)
 
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
