@@ -7,7 +7,7 @@ the FX node with its source line for lowering. A ``UserError`` is printed as its
 alone (never a traceback); anything else escaping a task is a bug in this project.
 
 A message whose kind of mistake a docs page explains ends with a pointer to it,
-``(see docs/<page>.md#<section>)``, made by ``see``; ``tests/test_docs.py`` checks that every
+``(see docs/<page>.md#<section>)``, made by ``see``; ``tests/test_documentation.py`` checks that every
 such page and section exists.
 """
 

@@ -4,7 +4,7 @@ at exists (the messages' pointers are the docs' contract with users).
 
 Scanned: README.md, docs/*.md and runtime/README.md for links and rows; those plus every
 module of pipeline/ (docstrings, comments, messages), dodo.py, cmake/ and runtime/ sources
-for file references.
+for file references (and ci/ for pointers into docs/).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ PAGES = [REPO / "README.md", REPO / "runtime" / "README.md", *sorted((REPO / "do
 SOURCES = [REPO / "dodo.py", *sorted((REPO / "pipeline").rglob("*.py")),
            *sorted(p for p in (REPO / "runtime").rglob("*") if p.suffix in (".h", ".cc", ".cpp")),
            *sorted((REPO / "runtime").rglob("CMakeLists.txt")),
-           *sorted(p for p in (REPO / "cmake").rglob("*") if p.is_file())]
+           *sorted(p for p in (REPO / "cmake").rglob("*") if p.is_file()),
+           *sorted((REPO / "ci").glob("*.yml"))]
 MAX_ROW = 120
 # Pages other parts of issue 24 write (the operator table generated from the registry, the
 # test suite, the benchmarks): linked from here, and checked like any page once they exist.
