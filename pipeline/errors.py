@@ -5,6 +5,10 @@ Every message follows one grammar:
 where ``<where>`` is ``file:line: field`` for configuration, ``target/stage`` for tasks and
 the FX node with its source line for lowering. A ``UserError`` is printed as its message
 alone (never a traceback); anything else escaping a task is a bug in this project.
+
+A message whose kind of mistake a docs page explains ends with a pointer to it,
+``(see docs/<page>.md#<section>)``, made by ``see``; ``tests/test_documentation.py`` checks that every
+such page and section exists.
 """
 
 from __future__ import annotations
@@ -12,18 +16,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def see(page: str) -> str:
+    """The pointer a message ends with: ``see("docs/caching.md#remote-store")`` gives
+    ``(see docs/caching.md#remote-store)``."""
+    if not page.startswith("docs/"):
+        raise ValueError(f"page must be a path under docs/; got {page!r}")
+    return f"(see {page})"
+
+
 class UserError(Exception):
     """A mistake in the user's input or environment; printed without a traceback."""
 
 
 class ConfigError(UserError):
-    """One or more problems in targets.yaml, all reported at once."""
+    """One or more problems in targets.yaml, all reported at once, then where every field
+    is described."""
 
     def __init__(self, issues: Sequence[str]):
         self.issues = list(issues)
         count = len(self.issues)
         head = f"{count} problem{'s' if count != 1 else ''} in the configuration:"
-        super().__init__("\n".join([head, *self.issues]))
+        tail = see("docs/targets.md")  # every field, its allowed values and default
+        super().__init__("\n".join([head, *self.issues, tail]))
 
 
 class StageError(UserError):

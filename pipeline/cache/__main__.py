@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pipeline.cache.maintenance import gc_store, parse_age, parse_size, verify_store
 from pipeline.cache.store import store_root, MANIFEST, Store
+from pipeline.errors import see
 
 
 def _mib(size: int) -> str:
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if max_size is None and older_than is None:
         print("python -m pipeline.cache gc: --max-size or --older-than must be given; got "
-              "neither", file=sys.stderr)
+              f"neither {see('docs/commands.md#python--m-pipelinecache')}", file=sys.stderr)
         return 2
     removed, kept = gc_store(store, max_size, older_than, args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
@@ -81,7 +82,8 @@ def sync_remote(store: Store, command: str, url: str | None) -> int:
             return 2
         if config is None:
             print(f"python -m pipeline.cache {command}: a remote must be given (--remote URL "
-                  "or $ETHOSU_PIPELINE_REMOTE); got none", file=sys.stderr)
+                  f"or $ETHOSU_PIPELINE_REMOTE); got none {see('docs/caching.md#remote-store')}",
+                  file=sys.stderr)
             return 2
         remote = open_remote(config)
         started = time.perf_counter()

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pipeline.errors import UserError
+from pipeline.errors import UserError, see
 
 SCHEMES = ("s3", "http", "https", "file")
 MODES = ("read", "write")
+_BACKENDS = "docs/caching.md#backends"  # what each URL scheme means
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait for a byte; connecting gets 2
 
 
@@ -39,24 +40,27 @@ def remote_config(url: str | None, mode: str | None, state: Path) -> RemoteConfi
     parts = urlsplit(url)
     if parts.scheme not in SCHEMES:
         raise UserError(f"remote={url}: the URL must start with s3://, http://, https:// or "
-                        f"file://; got '{parts.scheme or url}'")
+                        f"file://; got '{parts.scheme or url}' {see(_BACKENDS)}")
     if parts.username or parts.password or parts.query:
         raise UserError(f"remote={parts.scheme}://{parts.hostname}...: the URL must hold no "
                         "credentials or query; got some. Credentials come from AWS_* (s3) or "
-                        "ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and _PASSWORD (http)")
+                        "ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and _PASSWORD (http) "
+                        f"{see('docs/caching.md#credentials')}")
     if parts.scheme == "s3" and not parts.netloc:
-        raise UserError(f"remote={url}: an s3 URL must name a bucket (s3://bucket/prefix)")
+        raise UserError(f"remote={url}: an s3 URL must name a bucket (s3://bucket/prefix) "
+                        f"{see(_BACKENDS)}")
     if mode not in MODES:
         raise UserError(f"remote_mode={mode}: remote_mode must be one of read, write; "
-                        f"got '{mode}'")
+                        f"got '{mode}' {see('docs/caching.md#read-only-by-default')}")
     raw = os.environ.get("ETHOSU_PIPELINE_REMOTE_TIMEOUT", "")
     try:
         timeout = float(raw) if raw else DEFAULT_TIMEOUT
         if not 0 < timeout <= 600:
             raise ValueError
     except ValueError:
+        page = see("docs/caching.md#the-remote-never-fails-a-build")
         raise UserError("ETHOSU_PIPELINE_REMOTE_TIMEOUT: the time-out must be seconds in "
-                        f"(0, 600]; got '{raw}'") from None
+                        f"(0, 600]; got '{raw}' {page}") from None
     return RemoteConfig(url.rstrip("/"), mode == "write", str(state), timeout)
 
 

@@ -1,7 +1,7 @@
-"""CPU graph stage: a lowered INT TOSA graph -> the CPU artifact a CPU-only target runs.
+"""A lowered INT TOSA graph -> the CPU artifact a CPU-only target runs (the ``cpu_graph`` stage).
 
-The artifact (README, "CPU artifact format") uses the block framing of the model artifact
-(``package.block``): ``cpu_graph`` (the kernel library's graph with its static memory plan,
+The artifact (docs/artifacts.md#cpu-artifact) uses the block framing of the model artifact
+(``pipeline/artifact.py``): ``cpu_graph`` (the kernel library's graph with its static memory plan,
 ``pipeline/cpu/graph_format.py``), ``io_meta`` (the same records as the NPU artifact's: how
 the application holds each input and output, its quantization) and ``cpu_end_stream``. The
 stage also writes ``cpu_plan.json``: the arena the plan needs, the sum of all activation

@@ -1,7 +1,7 @@
 """The CPU graph (``.tcg``): a lowered INT TOSA graph in the compact form the kernel library
 (``runtime/tosa_cpu``) runs, with its memory plan computed here, ahead of time.
 
-Layout (little-endian, every field 32 bits; README.md "CPU graph format" is the reference):
+Layout (little-endian, every field 32 bits; docs/artifacts.md#cpu-graph-tcg is the reference):
 
     header   64 B  magic "TCPU", version, file bytes, arena bytes, tensor count + offset,
                    op count + offset + bytes, input count + offset, output count + offset,
@@ -56,7 +56,7 @@ OPS = {
     "TILE": 60, "TRANSPOSE": 61, "GATHER": 62, "SCATTER": 63, "RESIZE": 64, "CAST": 65,
     "RESCALE": 66, "IDENTITY": 68,
 }  # fmt: skip
-# Per operator: the attrs words in order (documented in README.md); ops not listed have none.
+# Per operator: the attrs words in order (documented in docs/artifacts.md); ops not listed have none.
 ATTRS = {
     "CONV2D": "pad[4] stride[2] dilation[2] input_zp weight_zp",
     "DEPTHWISE_CONV2D": "pad[4] stride[2] dilation[2] input_zp weight_zp",

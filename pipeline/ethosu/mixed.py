@@ -3,13 +3,14 @@ sequence artifact.
 
 The NPU family's variant of the graph is split (``pipeline/ethosu/split.py``): each NPU segment
 is compiled by Vela (which must place every one of its operators on the NPU), each CPU segment
-encoded as a CPU graph (``.tcg``, ``pipeline/cpu/graph_format.py``). The artifact (README,
-"Sequence artifact format") uses the block framing of the model artifact: a ``sequence`` block
-(versioned: the tensors crossing segment borders and the segments in order), then one block
-per segment whose payload is a whole artifact of its own (``npu_segment``: a model artifact,
-``package.model_artifact``; ``cpu_segment``: a CPU artifact, ``cpu_graph.cpu_artifact``), so
-the runtime checks each with the parser it already has; then ``io_meta`` and
-``sequence_end``. A target without fallback never comes here: its artifact is unchanged.
+encoded as a CPU graph (``.tcg``, ``pipeline/cpu/graph_format.py``). The artifact
+(docs/artifacts.md#sequence-artifact) uses the block framing of the model artifact: a
+``sequence`` block (versioned: the tensors crossing segment borders and the segments in order),
+then one block per segment whose payload is a whole artifact of its own (``npu_segment``: a
+model artifact, ``package.model_artifact``; ``cpu_segment``: a CPU artifact,
+``pipeline/cpu/artifact.py``), so the runtime checks each with the parser it already has; then
+``io_meta`` and ``sequence_end``. A target without fallback never comes here: its artifact is
+unchanged.
 
 The stage also writes ``mixed.json``: every operator with where it runs and why, each
 segment's border tensors and estimated cost (Vela's figures for NPU segments; for CPU segments
@@ -78,7 +79,7 @@ def _border(segments: list, block, io: dict, where: str) -> list[dict]:
 
 
 def sequence_block(tensors: list[dict], segments: list) -> bytes:
-    """The ``sequence`` block's payload (README, "Sequence artifact format")."""
+    """The ``sequence`` block's payload (docs/artifacts.md#the-sequence-block)."""
     ids = {t["tosa_name"]: i for i, t in enumerate(tensors)}
     body = SEQUENCE_HEADER.pack(SEQUENCE_MAGIC, SEQUENCE_VERSION, len(segments), len(tensors), 0)
     for t in tensors:

@@ -1,6 +1,6 @@
 """Package stage: Vela's raw output + IO metadata -> one model artifact.
 
-The artifact is the Vela bin-stream block format (see README, "Model artifact format"):
+The artifact is the Vela bin-stream block format (docs/artifacts.md#model-artifact):
 blocks of a 32-byte header ``{char name[16]; u32 size; u8 external; u8 reserved[11]}`` and
 a payload zero-padded to 16 bytes, in the order ``vela_bin_stream, cmd_data, weight_data,
 scratch_size, inputs, outputs, scratch_fast, io_meta, vela_end_stream``. The first seven

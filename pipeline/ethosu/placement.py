@@ -30,7 +30,7 @@ from tosa.ResizeMode import ResizeMode
 from tosa.TosaGraph import TosaGraph
 from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
 
-from pipeline.errors import UserError
+from pipeline.errors import UserError, see
 
 _OP_NAMES = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
 _DTYPE_NAMES = {v: k.lower() for k, v in vars(DType).items() if not k.startswith("_")}
@@ -279,7 +279,7 @@ def _u55_transpose_conv(op: Operator):
 
 
 # What Vela 5.2 rejects on U55/U65 beyond its table's wording, each measured against Vela
-# itself (tests/tosa/test_npu_constraints_u55.py), found by benchmarks/bench_op_parity.py.
+# itself, found by benchmarks/bench_op_parity.py.
 MAX_AXIS = 65536
 
 
@@ -412,4 +412,5 @@ def check_npu_constraints(tosa: Path, accelerator: str, where: str = "") -> None
         raise UserError(
             f"{prefix}{len(found)} operator(s) outside the {accelerator} constraints of "
             "Vela (no CPU fallback for TOSA):\n  " + "\n  ".join(found)
+            + f"\n  {see('docs/errors.md#npu-placement')}"
         )

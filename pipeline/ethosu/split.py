@@ -1,7 +1,7 @@
 """Split a lowered TOSA graph into NPU and CPU segments (``npu: {fallback: cpu}``).
 
 Placement: an operator runs on the NPU unless it breaks one of the NPU's rules
-(``npu_constraints.RULES``, the same rules that fail a build without fallback), or a tensor it
+(``placement.RULES``, the same rules that fail a build without fallback), or a tensor it
 shares with a CPU operator is not int8, int16 or int32 (a Vela network's inputs and outputs are
 of those types): it reads such a tensor from a CPU operator, or writes one a CPU operator
 reads (repeated until nothing moves). Segments are maximal runs of one placement in the

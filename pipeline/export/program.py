@@ -196,7 +196,7 @@ def export(source: Path, attr: str, out_dir: Path, *, inputs: list[dict] | None 
 
     Raises:
         StageError: the model cannot be imported, built, run or exported, or an input is
-            not one it can take (``export_inputs.py``); each names the file, the draw and,
+            not one it can take (``export/inputs.py``); each names the file, the draw and,
             for the user's code, the line that raised.
     """
     import torch

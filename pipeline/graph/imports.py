@@ -117,7 +117,7 @@ def project_closure(module: str, root: Path) -> tuple[Path, ...]:
     modules when it runs). ``root`` is the folder holding the top package (``pipeline/``).
 
     Imports made at run time by name (``importlib``) are not seen; the operator registry's
-    are covered by the stage keys' registry index and operator record (``graph/stage.py``).
+    are covered by the stage keys' registry index and operator record (``graph/code.py``).
     """
     top = module.split(".")[0]
     seen: set[str] = set()

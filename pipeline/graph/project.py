@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
-from pipeline.errors import UserError
+from pipeline.errors import UserError, see
 from pipeline.graph import plan_cache, records, stats, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
@@ -57,7 +57,8 @@ def select_targets(names: list[str], requested: str | None, source: str) -> list
             close = difflib.get_close_matches(name, names, n=1)
             hint = f". Did you mean '{close[0]}'?" if close else ""
             raise UserError(f"target={requested}: target must be one of {', '.join(names)} "
-                            f"(from {source}); got '{name}'{hint}")
+                            f"(from {source}); got '{name}'{hint} "
+                            f"{see('docs/commands.md#variables')}")
     return chosen
 
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.errors import StageError, UserError
+from pipeline.errors import StageError, UserError, see
 from pipeline.export.user_code import frame_location
 
 # Real models export in a minute or two (Hugging Face ones included), a cold runtime CMake
@@ -71,7 +71,7 @@ def parse(text: str, name: str) -> float | None:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds >= 0):
         raise UserError(f"{name}={text}: {name} must be a number of seconds >= 0 (0: no "
-                        f"limit); got {text!r}")
+                        f"limit); got {text!r} {see('docs/commands.md#timeout')}")
     return seconds or None
 
 
@@ -202,7 +202,8 @@ def _timeout_message(guard: _Guard, ignored: bool = False) -> str:
               f"ended" if ignored else f"{at} and was stopped")
     return (f"the {guard.stage} stage must finish within the time limit of {guard.seconds:g} s; "
             f"it was still running{ending}. If it only needs longer, raise the limit: "
-            f"timeout=SECONDS on the doit command line or {ENV}=SECONDS (0: no limit)")
+            f"timeout=SECONDS on the doit command line or {ENV}=SECONDS (0: no limit) "
+            f"{see('docs/commands.md#timeout')}")
 
 
 def _descendants(pid: int) -> set[int]:

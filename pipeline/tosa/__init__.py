@@ -7,17 +7,22 @@
 * ``passes/``        one pass per file; ``passes/__init__.py`` holds the one ordered list
 * ``ops/op_*.py``    one visitor per operator, registered with ``@lowers(<aten target>)``
 * ``registry.py``    finds the visitors; ``context.py`` is what a visitor sees
-* ``emit.py``, ``conv.py``, ``pooling.py``, ``elementwise.py``  emission helpers visitors share
+* ``emit/``          emission helpers visitors share (``common.py``, ``conv.py``, ``pooling.py``,
+                     ``elementwise.py``, ``fp.py``, ...)
+* ``functions/``     elementwise functions: the ``unary.py`` registry, tables, rounding, integers
 * ``quant_math.py``  QParams and RESCALE multiplier/shift math (rounding documented there)
-* ``graph.py``       the in-memory TOSA graph passes edit; ``serialize.py`` writes it
-* ``lowering.py``    the driver; ``reference_model.py`` runs a graph in the TOSA reference model
-* ``npu_constraints.py``  Ethos-U55/U65/U85 operator rules checked on a .tosa before Vela
+* ``graph.py``       the in-memory TOSA graph passes edit; ``serialize.py`` writes it,
+                     ``flatbuffer.py`` reads a .tosa
+* ``lowering.py``    the driver
+
+Running a graph in the TOSA reference model is ``pipeline/verify/reference_model.py``; the
+Ethos-U operator rules checked on a .tosa before Vela are ``pipeline/ethosu/placement.py``.
 
 Adding an operator: ``ops/op_<name>.py`` with a visitor, the quantizer pattern that
 annotates it (``pipeline/quant/annotators.py``) and ``tests/tosa/ops/test_op_<name>.py``.
 Composite operators with no integer TOSA form (softmax, layer_norm) are written out in
 primitives before quantization (``pipeline/normalise/decompose.py``); the driver applies the same
 decompositions to float programs (FP profile). Float forms of the TABLE functions (gelu,
-silu, ...) are in ``fp_emit.py``.
+silu, ...) are in ``emit/fp.py``.
 Modules here import torch and the TOSA bindings; only the lower/verify stages import them.
 """

@@ -88,8 +88,8 @@ def _advice(node: fx.Node) -> str:
             "spectrogram front end) before the model and feed its output as the input"
         )
     return (
-        "Write that line with the operators listed in README.md (Operators lowered "
-        "today), or move it out of the exported forward()"
+        "Write that line with the operators listed in docs/operators.md, or move it out of "
+        "the exported forward()"
     )
 
 

@@ -5,7 +5,7 @@ A visitor is ``visit(node, ctx)``: it reads its inputs' TOSA tensors from ``ctx`
 operators into ``ctx.graph`` and defines the node's output tensor. Adding an operator is its
 ``op_<name>.py`` plus its test; nothing else is edited.
 
-Stage keys see the operator files two ways (``pipeline/graph/stage.py``): the index of which
+Stage keys see the operator files two ways (``pipeline/graph/code.py``): the index of which
 file declares which targets (``static_index``, read from the files' text, so planning imports
 no torch), and the files a stage's run dispatched to (``take_used``). Editing an operator a
 model does not use therefore moves none of its keys. The targets a file declares must be

@@ -1,9 +1,9 @@
 """Verify stage: the TOSA graph in the TOSA reference model against torch on the same inputs.
 
-An integer graph is checked layer by layer (``verify_layers.py``): every quantized layer's
+An integer graph is checked layer by layer (``layers.py``): every quantized layer's
 integers against torch's q/dq math for the same node fed the TOSA graph's own integers, within
 the error bound of the layer's TOSA operators - a deep network's rounding differences cannot
-compound, and the first wrong layer is named. End to end (``verify_outputs.py``), each
+compound, and the first wrong layer is named. End to end (``outputs.py``), each
 output's SQNR against the float model may be at most 1 dB below torch's own quantized
 graph's; the exact-match figures against torch's quantized graph are reported. A float graph
 is compared end to end with a relative tolerance. Imports torch inside the functions.
@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.errors import VerificationError
+from pipeline.errors import VerificationError, see
 from pipeline.verify.outputs import (
     END_TO_END_REASON,
     FLOAT_REASON,
@@ -129,7 +129,8 @@ def _layer_failure(where: str, layer: dict, samples: int) -> VerificationError:
         f"{where}: layer {layer['node']} ({layer['op']}; TOSA {layer['tosa'] or '-'}){at}, the "
         f"first that differs, must match torch fed the same integers {allowed}; got "
         f"{layer['beyond_bound']} values beyond it, max |diff| {layer['max_abs_diff_int']}, "
-        f"exact-match fraction {layer['exact_match_fraction']:.4f} over {samples} input sets"
+        f"exact-match fraction {layer['exact_match_fraction']:.4f} over {samples} input sets "
+        f"{see('docs/verification.md#layer-by-layer')}"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from pipeline.errors import VerificationError
+from pipeline.errors import VerificationError, see
 
 # End to end (reported, not enforced): what a graph's outputs would meet if rounding
 # differences did not compound, as in a graph of a few layers.
@@ -206,5 +206,5 @@ def output_failure(where: str, result: dict, samples: int) -> VerificationError:
         got = f"max |diff| {result['max_abs_diff']:.3g}"
     return VerificationError(
         f"{where}: output {result['name']} of the TOSA reference model must have {allowed}; "
-        f"got {got} over {samples} input sets"
+        f"got {got} over {samples} input sets {see('docs/verification.md#end-to-end')}"
     )

@@ -408,4 +408,4 @@ def test_a_bad_remote_url_stops_doit_with_one_line(tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "error: remote=https://cache.example.com...: the URL must hold no credentials or query; "
         "got some. Credentials come from AWS_* (s3) or ETHOSU_PIPELINE_REMOTE_TOKEN / _USER and "
-        "_PASSWORD (http)"]
+        "_PASSWORD (http) (see docs/caching.md#credentials)"]

@@ -24,7 +24,8 @@ def test_check_reports_every_problem(project, capsys):
     assert capsys.readouterr().err == (
         "2 problems in the configuration:\n"
         "targets.yaml:1: models: must define at least one model; got none\n"
-        "targets.yaml:2: targets: must define at least one target; got none\n")
+        "targets.yaml:2: targets: must define at least one target; got none\n"
+        "(see docs/targets.md)\n")
 
 
 def test_schema_to_stdout_and_file(tmp_path, capsys):

@@ -412,7 +412,8 @@ def test_endless_loop_at_import_is_stopped_at_the_limit(tmp_path, limit):
                        r"time limit of 0.5 s; it was still running at .*net.py:4 "
                        r"\(time.sleep\(0.01\)\) and was stopped\. If it only needs longer, "
                        r"raise the limit: timeout=SECONDS on the doit command line or "
-                       r"ETHOSU_PIPELINE_TIMEOUT=SECONDS \(0: no limit\)$"):
+                       r"ETHOSU_PIPELINE_TIMEOUT=SECONDS \(0: no limit\) "
+                       r"\(see docs/commands\.md#timeout\)$"):
         timeout.call_with_limit("export", "m/export", lambda: _export(net, tmp_path,
                                                                       inputs=IMAGE))
     assert time.monotonic() - started < 5
@@ -661,7 +662,7 @@ def test_e2e_bad_timeout_value(tmp_path):
     proc = _doit(project, "timeout=ten", timeout_s=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("error: timeout=ten: timeout must be a number of seconds "
-                                   ">= 0 (0: no limit); got 'ten'")
+                                   ">= 0 (0: no limit); got 'ten' (see docs/commands.md#timeout)")
 
 
 @pytest.mark.slow

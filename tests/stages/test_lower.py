@@ -148,4 +148,4 @@ def test_every_unsupported_operator_is_named_at_once(tmp_path):
     assert "aten.cumprod.default (x2) at " in message and "aten.sort.default (x1) at " in message
     assert "test_lower.py" in message and "(y = torch.cumprod(x, dim=1)" in message
     assert "(z = torch.sort(y, dim=-1).values" in message
-    assert message.count("README.md (Operators lowered today)") == 1
+    assert message.count("docs/operators.md") == 1

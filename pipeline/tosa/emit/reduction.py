@@ -134,7 +134,7 @@ def sum_runs(ctx: LoweringContext, node: fx.Node, r: Reduction) -> str:
         raise ctx.unsupported(node, f"{r.count} {x_q.dtype} values", "a sum int32 holds")
     current = ctx.tensor(x)
     # Vela runs the first sum with its zero-point RESCALE as one CONV2D of at most
-    # MAX_SUMMED values on Ethos-U55/U65 (npu_constraints._u55_reduce_sum).
+    # MAX_SUMMED values on Ethos-U55/U65 (pipeline/ethosu/placement.py, _u55_reduce_sum).
     for before, reduced, after in r.steps(MAX_SUMMED):
         view, axis = sum_view(before, reduced, after)
         current = emit.reshape(ctx, node, current, view)

@@ -3,7 +3,7 @@ acos, atan, the hyperbolic functions and their inverses, logit, expm1, log2/log1
 erfinv), of the rounding functions (sign, floor, ceil, trunc, round half to even) and of
 division by a number with a rounding mode (``x // c``, ``x % c``, ``fmod``).
 
-Written in TOSA FP operators on the node's shape (``fp_emit._Float``). Where no identity
+Written in TOSA FP operators on the node's shape (``emit/fp.py``'s ``_Float``). Where no identity
 gives the function, a published minimax polynomial does, accurate to float32 or near it:
 atan (Abramowitz & Stegun 4.4.49, |error| <= 2e-8 on [0, 1], reduced there with
 ``min(|x|, 1/|x|)``), acos/asin (A&S 4.4.46, 2e-8), erfinv (Giles 2010, single precision).

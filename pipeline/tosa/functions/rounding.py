@@ -144,7 +144,7 @@ def _run(prog: list[tuple], double_round: bool) -> np.ndarray:
 
 def _exact(node: fx.Node, x_q: QParams, out_q: QParams) -> np.ndarray:
     """torch's q/dq value for every int16 code before rounding, in float64 like verify
-    (``verify_layers``), clipped to the output's range."""
+    (``pipeline/verify/layers.py``), clipped to the output's range."""
     real = torch.from_numpy((CODES - x_q.zero_point) * x_q.tensor_scale)
     value = node.target(real, *node.args[1:], **node.kwargs).numpy()
     return np.clip(value / out_q.tensor_scale + out_q.zero_point, out_q.qmin, out_q.qmax)

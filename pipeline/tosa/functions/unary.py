@@ -5,7 +5,7 @@ output qparams, ``pipeline/quant/annotators.py``).
 An entry says what differs between functions; what they share - the int8 TABLE of torch's
 own kernel over the 256 codes, the interpolated int16 TABLE - is the visitor's:
 
-* ``float_form``: the function in TOSA FP operators (``fp_emit.py``, ``fp_math.py``);
+* ``float_form``: the function in TOSA FP operators (``emit/fp.py``, ``fp_math.py``);
 * ``domain``: where the function is defined. A code whose real value lies outside (the edge
   codes of a quantization grid can round past ±1: ``acos`` of ``-1.0025``) takes the value at
   the nearest edge - torch computes NaN there, which its quantize turns into code 0 by

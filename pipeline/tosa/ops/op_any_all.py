@@ -1,7 +1,7 @@
 """aten.any / aten.all of a bool tensor -> REDUCE_ANY / REDUCE_ALL per reduced dim (exact).
 
 A number tensor reaches here compared with 0 first (``pipeline/normalise/reductions.py``).
-Ethos-U55/U65 take neither operator (``npu_constraints`` names it); Ethos-U85 does.
+Ethos-U55/U65 take neither operator (``pipeline/ethosu/placement.py`` names it); Ethos-U85 does.
 """
 
 from __future__ import annotations

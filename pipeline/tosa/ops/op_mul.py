@@ -4,7 +4,7 @@ one RESCALE by ``x_scale * y_scale / out_scale``; see ``pipeline/tosa/emit/eleme
 Division by a scalar is times its reciprocal. Times a positive scalar (or 0) is only a RESCALE
 (the factor joins the scale); times a negative one negates the widened input with a SUB from 0
 first, since RESCALE scales are non-negative. Float (FP profile): one MUL, whose int8 shift
-operand TOSA keeps in every profile (``fp_emit.mul_shift``).
+operand TOSA keeps in every profile (``emit.fp.mul_shift``).
 """
 
 from __future__ import annotations

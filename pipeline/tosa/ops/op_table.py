@@ -19,7 +19,7 @@ LSBs within a few hundred codes of it), which verification reports. Step functio
 hardswish and hardsigmoid, whose kinks fall between entries (``piecewise.py``).
 
 A float program (FP profile) has no table: each function is written out in TOSA FP operators
-(``fp_emit.py``, ``fp_math.py``); integer tensors take the function's integer form
+(``emit/fp.py``, ``functions/fp_math.py``); integer tensors take the function's integer form
 (``int_math.py``).
 """
 

@@ -24,7 +24,7 @@ BILINEAR RESIZE in every encoding tried (offset/border forms, RESCALE multiplier
 rounding variants, int8 and int16). The U55/U65 variant of the graph therefore has the
 RESIZE of factors 2, 4 and 8 rewritten as NEAREST RESIZE + depthwise filter with the same
 integer result (``passes/split_bilinear_resize_pass.py``; 1.4-6.7x the cycles of this form
-on Ethos-U85, so only there); other factors ``npu_constraints`` reports before Vela runs.
+on Ethos-U85, so only there); other factors ``pipeline/ethosu/placement.py`` reports before Vela runs.
 """
 
 from __future__ import annotations

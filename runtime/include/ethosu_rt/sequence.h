@@ -1,5 +1,5 @@
 // Reader of the sequence artifact of a mixed NPU + CPU graph (pipeline/stages/mixed.py;
-// README "Sequence artifact format"): a versioned `sequence` block (the tensors crossing
+// docs/artifacts.md#sequence-artifact): a versioned `sequence` block (the tensors crossing
 // segment borders, the segments in order), one block per segment holding a whole artifact of
 // its kind (`npu_segment`: a model artifact, `cpu_segment`: a CPU artifact), `io_meta` for the
 // whole graph and `sequence_end`.

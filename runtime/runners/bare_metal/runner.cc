@@ -1,5 +1,5 @@
 // ethosu_runner.elf: bare-metal runner for Corstone-300 (MPS3 AN547) with the model
-// artifact compiled in (a C array from pipeline/stages/c_array.py).
+// artifact compiled in (a C array from pipeline/runtime/c_array.py).
 //
 // Arguments arrive through semihosting:
 //   ethosu_runner.elf [--input a.bin[,b.bin]] [--output out_prefix] [--num-executions N]

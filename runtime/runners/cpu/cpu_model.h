@@ -1,4 +1,4 @@
-// A CPU artifact (pipeline/stages/cpu_graph.py; README "CPU artifact format") opened for the
+// A CPU artifact (pipeline/stages/cpu_graph.py; docs/artifacts.md#cpu-artifact) opened for the
 // runners: the kernel library's graph plus the io_meta records that say how the application
 // holds each input and output (torch's layout, quantization).
 //

@@ -1,5 +1,5 @@
 // Operator numbers of a CPU graph: the TOSA Op numbers of tosa.fbs (TOSA 1.0), and the
-// attribute words each operator carries (pipeline/cpu/graph_format.py ATTRS; README.md).
+// attribute words each operator carries (pipeline/cpu/graph_format.py ATTRS; docs/artifacts.md).
 #ifndef TOSA_CPU_OPS_H_
 #define TOSA_CPU_OPS_H_
 
