@@ -5,16 +5,19 @@
 
 * ``spec.py``        the TOSA spec a lowering targets (version, profiles, extensions)
 * ``passes/``        one pass per file; ``passes/__init__.py`` holds the one ordered list
-* ``ops/op_*.py``    one visitor per operator, registered with ``@lowers(<aten target>)``
-* ``registry.py``    finds the visitors; ``context.py`` is what a visitor sees
+* ``ops/op_*.py``    one file per operator: its visitor, registered with ``@lowers(<aten
+                     target>)``, and ``OPERATOR = Operator(...)``: its doc line, quantization
+                     rule, NPU rules and profiles
+* ``registry.py``    finds the operator files; ``context.py`` is what a visitor sees
+* ``flatbuffer.py``  the one TOSA reader (tensors, operators, attributes) and its byte edits
 * ``emit.py``, ``conv.py``, ``pooling.py``, ``elementwise.py``  emission helpers visitors share
 * ``quant_math.py``  QParams and RESCALE multiplier/shift math (rounding documented there)
 * ``graph.py``       the in-memory TOSA graph passes edit; ``serialize.py`` writes it
 * ``lowering.py``    the driver; ``reference_model.py`` runs a graph in the TOSA reference model
-* ``npu_constraints.py``  Ethos-U55/U65/U85 operator rules checked on a .tosa before Vela
 
-Adding an operator: ``ops/op_<name>.py`` with a visitor, the quantizer pattern that
-annotates it (``pipeline/quant/annotators.py``) and ``tests/tosa/ops/test_op_<name>.py``.
+Adding an operator: ``ops/op_<name>.py`` (its visitor and its ``OPERATOR`` declaration) and
+``tests/tosa/ops/test_op_<name>.py``; then ``python -m pipeline.graph.operator_docs --write``
+regenerates ``docs/operators.md``.
 Composite operators with no integer TOSA form (softmax, layer_norm) are written out in
 primitives before quantization (``pipeline/normalise/decompose.py``); the driver applies the same
 decompositions to float programs (FP profile). Float forms of the TABLE functions (gelu,

@@ -98,32 +98,35 @@ def _load_all() -> None:
     _LOADED = True
 
 
-def _as_tuple(rules) -> tuple:
-    return tuple(rules) if isinstance(rules, (tuple, list)) else (rules,)
+def as_tuple(value) -> tuple:
+    """A declaration's one rule (or family) or several, as a tuple."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
 def _declare(module: str, operator: Operator) -> None:
     """Index one file's declaration: its quantization rules by target, its NPU rules by
-    family and TOSA operator (each owned by one file, so their order is the file's)."""
-    _OPERATORS[module] = operator
+    family and TOSA operator (each owned by one file, so their order is the file's). A bad
+    declaration is refused whole, before anything is indexed."""
     mine = sorted(t for t, v in _VISITORS.items() if v.__module__ == module)
     per_target = (operator.quant if isinstance(operator.quant, Mapping)
                   else dict.fromkeys(mine, operator.quant))  # fmt: skip
-    for target, rules in per_target.items():
+    for target in per_target:
         if target not in mine:
             raise RuntimeError(f"{module}: a quantization rule must be for a target it lowers "
                                f"({', '.join(mine)}); got {target}")
-        _QUANT[target] = (_as_tuple(rules), module)
-    for families, by_op in operator.npu.items():
-        for family in _as_tuple(families):
-            if family not in FAMILIES:
-                raise RuntimeError(f"{module}: NPU family must be one of {FAMILIES}; got {family}")
-            for tosa_op, rules in by_op.items():
-                owner = _NPU.setdefault(family, {}).get(tosa_op)
-                if owner is not None:
-                    raise RuntimeError(f"TOSA {tosa_op} on {family} has rules in two files: "
-                                       f"{owner[1]} and {module}")
-                _NPU[family][tosa_op] = (_as_tuple(rules), module)
+    npu = {(family, tosa_op): as_tuple(rules) for families, by_op in operator.npu.items()
+           for family in as_tuple(families) for tosa_op, rules in by_op.items()}  # fmt: skip
+    for family, tosa_op in npu:
+        if family not in FAMILIES:
+            raise RuntimeError(f"{module}: NPU family must be one of {FAMILIES}; got {family}")
+        owner = _NPU.get(family, {}).get(tosa_op)
+        if owner is not None:
+            raise RuntimeError(f"TOSA {tosa_op} on {family} has rules in two files: "
+                               f"{owner[1]} and {module}")
+    _OPERATORS[module] = operator
+    _QUANT.update({t: (as_tuple(rules), module) for t, rules in per_target.items()})
+    for (family, tosa_op), rules in npu.items():
+        _NPU.setdefault(family, {})[tosa_op] = (rules, module)
 
 
 class _Using(Mapping):
@@ -134,7 +137,7 @@ class _Using(Mapping):
         self._entries = entries
 
     def __getitem__(self, key: str) -> tuple:
-        value, module = self._entries[key]
+        value, module = self._entries[key]  # a KeyError for a key no file declares
         _USED.add(module)
         return value
 

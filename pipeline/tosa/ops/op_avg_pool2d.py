@@ -154,6 +154,8 @@ MAX_PADDED_AVG_POOL_KERNEL = 8
 
 
 def u55_padded_pool_kernel(op) -> tuple[str, str] | None:
+    """Vela 5.2 runs a padded AVG_POOL2D on Ethos-U55/U65 with a kernel of at most 8x8
+    ('Non-passthrough operation (AvgPool) could not run on NPU' otherwise)."""
     kernel, pad = op.attrs.get("kernel", []), op.attrs.get("pad", [])
     if any(pad) and max(kernel) > MAX_PADDED_AVG_POOL_KERNEL:
         limit = MAX_PADDED_AVG_POOL_KERNEL

@@ -51,6 +51,7 @@ MAX_AXIS = 65536
 
 
 def u55_int32_rank(op) -> tuple[str, str] | None:
+    """Vela 5.2 transposes int32 tensors of rank 4 at most on Ethos-U55/U65 (its table)."""
     if op.inputs[0].dtype == "int32" and len(op.inputs[0].shape) > 4:
         return "have rank <= 4 for int32", f"rank {len(op.inputs[0].shape)}"
     return None
