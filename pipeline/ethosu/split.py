@@ -1,7 +1,8 @@
 """Split a lowered TOSA graph into NPU and CPU segments (``npu: {fallback: cpu}``).
 
 Placement: an operator runs on the NPU unless it breaks one of the NPU's rules
-(``placement.RULES``, the same rules that fail a build without fallback), or a tensor it
+(``placement.broken``: the generic rules and those its operator file declares, the same rules
+that fail a build without fallback), or a tensor it
 shares with a CPU operator is not int8, int16 or int32 (a Vela network's inputs and outputs are
 of those types): it reads such a tensor from a CPU operator, or writes one a CPU operator
 reads (repeated until nothing moves). Segments are maximal runs of one placement in the
@@ -19,7 +20,7 @@ from pathlib import Path
 from tosa.TosaGraph import TosaGraph
 
 from pipeline.tosa import flatbuffer
-from pipeline.ethosu.placement import RULES, family, read_operators
+from pipeline.ethosu.placement import broken, family, read_operators
 
 # vtable offsets of TosaBasicBlock's fields (tosa/TosaBasicBlock.py): 4 + 2 * field index.
 _OPERATORS, _TENSORS, _INPUTS, _OUTPUTS, _SHAPES = 6, 8, 10, 12, 14
@@ -48,10 +49,9 @@ class Segment:
 
 def place(tosa: Path, accelerator: str) -> list[Placed]:
     """Where each operator of ``tosa`` runs on ``accelerator`` with CPU fallback, and why."""
-    rules = RULES[family(accelerator)]
+    name = family(accelerator)
     operators = read_operators(tosa)
-    reasons = [[f"must {b[0]}; got {b[1]}" for rule in rules if (b := rule(op))]
-               for op in operators]
+    reasons = [[f"must {must}; got {got}" for must, got in broken(op, name)] for op in operators]
     types = f"{', '.join(_NPU_INPUT_TYPES)}"
     moved = True
     while moved:  # each pass moves at least one operator to the CPU, or ends

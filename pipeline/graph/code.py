@@ -5,11 +5,14 @@ What a stage's key covers beyond its input files and options:
 - **its code**: every file of this project that its function's module imports, at any depth
   (``imports.project_closure``), never a hand-kept list;
 - **the operator index** when that code includes the operator registry: which operator file
-  lowers which FX target (it decides what the normalisation keeps and which visitor runs);
-  editing an operator's body leaves it alone, adding or moving a target does not;
-- **the operators it used**: the operator files (with what they import) whose visitors the run
-  dispatched to, as a second-level key (``graph/loaded.py``), so editing an operator a model
-  does not use moves none of its keys;
+  declares what - lowers which FX target (it decides what the normalisation keeps and which
+  visitor runs), quantizes which target by its rule, owns the NPU rules of which TOSA
+  operator (``registry.index``); editing an operator's body leaves it alone, adding or moving
+  a target or a rule does not;
+- **the operators it used**: the operator files (with what they import) whose declarations
+  the run used - visitors dispatched to, quantization rules applied, NPU rules checked - as
+  a second-level key (``graph/loaded.py``), so editing an operator a model does not use moves
+  none of its keys;
 - **its tools**: the versions of the Python packages it names, and the fingerprints of the
   external tools its ``tools`` function returns (a compiler, QEMU, a Vulkan driver).
 """
@@ -78,12 +81,13 @@ def code_key(stage: Stage, root: Path = REPO_DIR) -> str:
 
 
 def operator_index(root: Path = REPO_DIR) -> dict[str, str]:
-    """FX target -> operator module (``op_add``), as the registry has it.
+    """What each operator file declares -> the file (``op_add``), as the registry has it:
+    ``<FX target>`` (its lowering), ``quant <FX target>``, ``npu <family> <TOSA operator>``.
 
     Reading it means importing every operator (torch, ~2 s), so it is kept in a file named by
     the digest of the operator files and what they import (``INDEX_CACHE``; outside the
     store, whose entries are stage outputs only): after an edit it is read once more, and an
-    edit that moves no target leaves every key as it was."""
+    edit that moves no declaration leaves every key as it was."""
     digest = tree_digest(operator_files(root), root)
     cached = INDEX_CACHE / f"{digest}.json"
     try:
@@ -103,14 +107,13 @@ def _read_index(root: Path) -> dict[str, str]:
         import subprocess
         import sys
 
-        code = ("import json; from pipeline.tosa import registry; print(json.dumps("
-                "{t: v.__module__.rsplit('.', 1)[1] for t, v in registry.visitors().items()}))")
+        code = "import json; from pipeline.tosa import registry; print(json.dumps(registry.index()))"
         out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
         return json.loads(out.stdout)
     from pipeline.tosa import registry
 
-    return {t: v.__module__.rsplit(".", 1)[1] for t, v in sorted(registry.visitors().items())}
+    return registry.index()
 
 
 def used_operator_files(modules: set[str], root: Path = REPO_DIR) -> list[Path]:

@@ -1,14 +1,18 @@
 """Annotation patterns, tried in order on every node; the first that matches annotates it.
 
-Only operators the TOSA lowering supports are annotated. Anything else stays float, so the
-lowering stops on it with an UnsupportedOperatorError - never a silent CPU fallback.
-Fused patterns come first: ``conv/linear/add -> activation`` quantizes only the activation's
-output, which lets the lowering fold the activation into the producer's RESCALE.
+Which FX target takes which rule is not listed here: each operator file declares it
+(``pipeline/tosa/ops/op_<name>.py``, kinds in ``rules.py``) and the quantizer's caller hands
+the declarations in (``Rules``: target -> its rules), so only operators the TOSA lowering
+supports are annotated by a rule. What stays here is how each kind annotates, and the order,
+with the cross-cutting patterns that belong to no one operator: an attention's masked sums
+(before the plain sums), a recurrent step's sharing (around every rule after it), and a
+fused activation (``conv/linear/add -> relu`` quantizes only the activation's output, which
+lets the lowering fold it into the producer's RESCALE).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import torch
@@ -24,74 +28,16 @@ from pipeline.normalise import attention, recurrent
 from pipeline.quant import mask_specs
 from pipeline.quant.constants import integer_codes, operand_spec
 from pipeline.quant.mask_specs import finite
+from pipeline.quant.rules import Rule
 from pipeline.quant.schemes import BIAS_RANGE, QuantScheme
-from pipeline.tosa.ops.op_compare import TARGETS as COMPARISONS
-from pipeline.tosa.ops.op_table import TABLE_TARGETS
 
 KEY = "quantization_annotation"
-# Transposed convolutions: weights [in, out / groups, kh, kw], so per output channel is axis 1
-# (output channel g * out/groups + j takes column j's scale).
-TRANSPOSED = ("aten.conv_transpose1d.default", "aten.conv_transpose2d.input")
-WEIGHTED = (
-    "aten.conv2d.default",
-    "aten.conv2d.padding",
-    "aten.conv1d.default",
-    "aten.conv1d.padding",
-    "aten.linear.default",
-    *TRANSPOSED,
-)
-# Matrix products whose second operand may be a [in, out] weight: x @ W, mm, addmm(b, x, W).
-PRODUCTS = ("aten.matmul.default", "aten.mm.default", "aten.addmm.default")
-ACTIVATIONS = (
-    "aten.relu.default",
-    "aten.relu6.default",
-    "aten.hardtanh.default",
-    "aten.clamp.default",
-)
-# Ops whose integer output reuses the input's quantization (max, move, average of equals).
-SHARED = (
-    # Lookups and copies (the values are moved, never computed):
-    "aten.embedding.default",  # args[0] is the table: the rows keep its quantization
-    "aten.index.Tensor",
-    "aten.index_select.default",
-    "aten.gather.default",
-    "aten.flip.default",
-    "aten.as_strided_copy.default",
-    "aten.as_strided.default",
-    "aten.unfold.default",
-    "aten.select_copy.int",
-    "aten.expand.default",
-    "aten.repeat.default",
-    "aten.max_pool2d.default",
-    "aten.avg_pool2d.default",
-    "aten.adaptive_avg_pool2d.default",
-    "aten.mean.dim",
-    "aten.amax.default",
-    "aten.amin.default",
-    "aten.select.int",
-    "aten.permute.default",
-    "aten.transpose.int",
-    "aten.clone.default",
-    "aten.slice.Tensor",
-    "aten.squeeze.dim",
-    "aten.squeeze.dims",
-    "aten.unsqueeze.default",
-    "aten.upsample_nearest2d.vec",
-    "aten.upsample_nearest2d.default",
-    "aten.upsample_bilinear2d.vec",  # a weighted average of its inputs
-    "aten.upsample_bilinear2d.default",
-    "aten.view.default",
-    "aten.reshape.default",
-    "aten.flatten.using_ints",
-    "aten._unsafe_view.default",
-    "aten.pad.default",
-    "aten.constant_pad_nd.default",
-    *ACTIVATIONS,
-)
-
-
-def _is(node: fx.Node, targets) -> bool:
-    return node.op == "call_function" and str(node.target) in targets
+Rules = Mapping[str, tuple[Rule, ...]]  # FX target -> the rules its operator file declares
+def _rule(node, rules: Rules, kind: str) -> Rule | None:
+    """The rule of ``kind`` that ``node``'s operator file declares for its target, if any."""
+    if not isinstance(node, fx.Node) or node.op != "call_function":
+        return None
+    return next((r for r in rules.get(str(node.target), ()) if r.kind == kind), None)
 
 
 def is_annotated(node: fx.Node) -> bool:
@@ -118,16 +64,17 @@ def _mark(node: fx.Node, inputs: dict, output) -> None:
     node.meta[KEY] = QuantizationAnnotation(inputs, output, _annotated=True)
 
 
-def _fused_activation(node: fx.Node) -> fx.Node | None:
+def _fused_activation(node: fx.Node, rules: Rules) -> fx.Node | None:
     users = list(node.users)
-    if len(users) == 1 and _is(users[0], ACTIVATIONS) and not is_annotated(users[0]):
-        return users[0]
-    return None
+    if len(users) != 1 or is_annotated(users[0]):
+        return None
+    shared = _rule(users[0], rules, "shared")
+    return users[0] if shared is not None and shared.activation else None
 
 
-def _mark_output(node: fx.Node, inputs: dict, scheme: QuantScheme) -> None:
+def _mark_output(node: fx.Node, inputs: dict, scheme: QuantScheme, rules: Rules) -> None:
     """Annotate ``node``'s inputs; its output, or its fused activation's output."""
-    activation = _fused_activation(node)
+    activation = _fused_activation(node, rules)
     _mark(node, inputs, None if activation else scheme.activation)
     if activation is not None:
         _mark(activation, {}, scheme.activation)
@@ -157,18 +104,21 @@ def _bias_spec(
     )
 
 
-def annotate_weighted(node: fx.Node, scheme: QuantScheme) -> bool:
-    if not _is(node, WEIGHTED):
+def annotate_weighted(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
+    rule = _rule(node, rules, "weighted")
+    if rule is None:
         return False
     x, weight = node.args[0], node.args[1]
-    transposed = _is(node, TRANSPOSED)
+    # Transposed: weights [in, out / groups, kh, kw], so per output channel is axis 1
+    # (output channel g * out/groups + j takes column j's scale).
+    transposed = rule.transposed
     groups = int(node.args[6]) if transposed and len(node.args) > 6 else 1
     weight_spec = replace(scheme.weight, ch_axis=1) if transposed else scheme.weight
     inputs = {x: scheme.activation, weight: weight_spec}
     bias = node.args[2] if len(node.args) > 2 else None
     if isinstance(bias, fx.Node):
         inputs[bias] = _bias_spec(x, weight, node, scheme, groups)
-    _mark_output(node, inputs, scheme)
+    _mark_output(node, inputs, scheme, rules)
     return True
 
 
@@ -177,113 +127,89 @@ def _is_weight(node) -> bool:
     return is_constant and node.meta["val"].dim() == 2
 
 
-def annotate_weight_product(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_weight_product(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """``x @ W``, ``mm(x, W)``, ``addmm(b, x, W)`` with a parameter ``W`` [in, out]: a linear
     layer (the lowering's 1x1 CONV2D), so ``W`` is per-channel along its output axis 1."""
-    if not _is(node, PRODUCTS):
+    rule = _rule(node, rules, "weight_product")
+    if rule is None:
         return False
-    addmm = str(node.target) == "aten.addmm.default"
-    bias, (x, weight) = (node.args[0], node.args[1:3]) if addmm else (None, node.args[:2])
+    x, weight = (node.args[i] for i in rule.positions[:2])
+    bias = node.args[rule.positions[2]] if len(rule.positions) > 2 else None
     if not _is_weight(weight):
         return False
     inputs = {x: scheme.activation, weight: replace(scheme.weight, ch_axis=1)}
     if isinstance(bias, fx.Node):
         inputs[bias] = _bias_spec(x, weight, node, scheme)
-    _mark_output(node, inputs, scheme)
+    _mark_output(node, inputs, scheme, rules)
     return True
 
 
-BINARY = (
-    "aten.add.Tensor",
-    "aten.sub.Tensor",
-    "aten.mul.Tensor",
-    "aten.matmul.default",
-    "aten.mm.default",
-    "aten.bmm.default",
-    "aten.div.Tensor",
-)
-
-
-def annotate_binary(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_binary(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """add/sub/mul/div/matmul/mm: each tensor operand and the output (or its activation) get
     their own qparams (a constant operand exact ones, ``constants.py``); the lowering rescales
     operands (and folds scalar operands) itself."""
-    if not _is(node, BINARY):
+    if _rule(node, rules, "binary") is None:
         return False
     inputs = {a: operand_spec(a, scheme.activation) for a in node.args[:2]
               if isinstance(a, fx.Node)}  # fmt: skip
-    _mark_output(node, inputs, scheme)
+    _mark_output(node, inputs, scheme, rules)
     return True
 
 
-def annotate_shared(node: fx.Node, scheme: QuantScheme) -> bool:
-    if not _is(node, SHARED) or not isinstance(node.args[0], fx.Node):
+def annotate_shared(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
+    if _rule(node, rules, "shared") is None or not isinstance(node.args[0], fx.Node):
         return False
     x = node.args[0]
     _mark(node, {x: scheme.activation}, SharedQuantizationSpec((x, node)))
     return True
 
 
-# Unary element-wise operators the lowering turns into a lookup TABLE get their own output
-# qparams; the list is the lowering's (TABLES), so a new table operator needs no edit here.
-# prelu and pow by a number are annotated alike: their constant operand (the slopes, the
-# exponent) stays float and goes into the lowering's tables or scales.
-TABLES = (*TABLE_TARGETS, "aten.prelu.default", "aten.pow.Tensor_Scalar")
-
-
-def annotate_table(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_table(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
+    """A unary function the lowering turns into a lookup TABLE: its own output qparams (prelu
+    and pow by a number alike: their constant operand stays float and goes into the
+    lowering's tables or scales)."""
     # The tensor operand: the first, but ``2 ** x`` is pow.Scalar(2, x).
     x = next((a for a in node.args[:2] if isinstance(a, fx.Node)), None)
-    if not _is(node, TABLES) or x is None:
+    if _rule(node, rules, "table") is None or x is None:
         return False
     _mark(node, {x: scheme.activation}, scheme.activation)
     return True
 
 
-# Reductions whose result leaves the input's range: the output gets its own qparams (the
-# lowering sums in int32 and rescales once into them).
-REDUCTIONS = ("aten.sum.dim_IntList", "aten.sum.default", "aten.cumsum.default")
-
-
-def annotate_reduction(node: fx.Node, scheme: QuantScheme) -> bool:
-    if not _is(node, REDUCTIONS) or not isinstance(node.args[0], fx.Node):
+def annotate_reduction(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
+    """A sum whose result leaves the input's range: the output gets its own qparams (the
+    lowering sums in int32 and rescales once into them)."""
+    if _rule(node, rules, "reduction") is None or not isinstance(node.args[0], fx.Node):
         return False
-    _mark_output(node, {node.args[0]: scheme.activation}, scheme)
+    _mark_output(node, {node.args[0]: scheme.activation}, scheme, rules)
     return True
 
 
-# Ops whose inputs and output all share the first input's qparams, so the integer operator
-# only moves or compares values: exact, for minimum/maximum the output is one of the inputs
-# bit for bit. An input quantized otherwise gets a dq -> q pair in torch's graph (one RESCALE).
-SHARED_INPUTS = {
-    "aten.cat.default": lambda node: node.args[0],
-    "aten.minimum.default": lambda node: node.args[:2],
-    "aten.maximum.default": lambda node: node.args[:2],
-    "aten.clamp_min.Tensor": lambda node: node.args[:2],
-    "aten.clamp_max.Tensor": lambda node: node.args[:2],
-    # Writes into x (x[idx] = v, x[:, ::2] = v): x, the values and the output.
-    "aten.slice_scatter.default": lambda node: node.args[:2],
-    "aten.select_scatter.default": lambda node: node.args[:2],
-    "aten.copy.default": lambda node: node.args[:2],
-    "aten.index_put.default": lambda node: (node.args[0], node.args[2]),
-    # eq/ne/gt/ge/lt/le: the integer codes compare like the values (their output is bool).
-    **{target: (lambda node: node.args[:2]) for target in COMPARISONS},
-}
+def _operands(node: fx.Node, positions: tuple[int, ...]) -> list:
+    """The arguments at ``positions`` that the node has, a list argument spread."""
+    found = []
+    for i in positions:
+        if i < len(node.args):
+            value = node.args[i]
+            found.extend(value if isinstance(value, (list, tuple)) else [value])
+    return found
 
 
-def annotate_shared_inputs(node: fx.Node, scheme: QuantScheme) -> bool:
-    """cat/minimum/maximum/clamp by a tensor: every input and the output share the first
-    input's qparams."""
-    if not _is(node, SHARED_INPUTS):
+def annotate_shared_inputs(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
+    """cat/minimum/maximum/clamp by a tensor/comparisons/writes into x: every input and the
+    output share the first input's qparams, so the integer operator only moves or compares
+    values (an input quantized otherwise gets a dq -> q pair in torch's graph: one RESCALE)."""
+    rule = _rule(node, rules, "shared_inputs")
+    if rule is None:
         return False
-    tensors = [t for t in SHARED_INPUTS[str(node.target)](node) if isinstance(t, fx.Node)]
+    tensors = [t for t in _operands(node, rule.positions) if isinstance(t, fx.Node)]
     shared = SharedQuantizationSpec((tensors[0], node))
     inputs = {t: shared for t in tensors if t is not tensors[0]}
     _mark(node, {tensors[0]: scheme.activation, **inputs}, shared)
     return True
 
 
-def annotate_masked_scores(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_masked_scores(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """The two sums of a written-out attention that carry its mask
     (``pipeline/normalise/attention.py``): qparams derived from the scores', never observed."""
     specs = attention.masked_specs(node, scheme.activation)
@@ -293,14 +219,14 @@ def annotate_masked_scores(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-def annotate_step(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_step(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """A value of an unrolled LSTM/GRU step (``pipeline/normalise/recurrent.py``): annotated like
     any node, then its output shares the first step's qparams (one observer sees every step),
     and a given initial state the steps' state qparams."""
     if recurrent.step_group(node) is None:
         return False
     rest = ANNOTATORS[ANNOTATORS.index(annotate_step) + 1 :]
-    if not any(annotator(node, scheme) for annotator in rest):
+    if not any(annotator(node, scheme, rules) for annotator in rest):
         return False
     own, first = node.meta[KEY], recurrent.first_of_group(node)
     theirs = first.meta.get(KEY) if first is not None else None
@@ -312,19 +238,17 @@ def annotate_step(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-MASKED_SUMS = ("aten.add.Tensor", "aten.sub.Tensor")
-
-
-def annotate_masked_sum(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_masked_sum(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """``x + mask`` / ``x - mask`` with ``mask`` built from integer/bool tensors and fills (an
     additive attention mask, ``pipeline/quant/mask_specs.py``): the mask observed with
     infinities clamped, the output's qparams derived from ``x``'s and the mask's."""
-    if not _is(node, MASKED_SUMS):
+    rule = _rule(node, rules, "masked_sum")
+    if rule is None:
         return False
     operands = list(node.args[:2])
     if not all(isinstance(a, fx.Node) and _is_float(a) for a in operands):
         return False
-    subtract = str(node.target) == "aten.sub.Tensor"
+    subtract = rule.subtract
     for x, mask in [operands] if subtract else [operands, operands[::-1]]:
         if mask_specs.is_mask_like(mask) and not mask_specs.is_mask_like(x):
             spec = scheme.activation
@@ -334,12 +258,12 @@ def annotate_masked_sum(node: fx.Node, scheme: QuantScheme) -> bool:
     return False
 
 
-def annotate_where(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_where(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """``where(condition, a, b)`` (masked_fill included, ``op_where.py``): both values and the
     output share one quantization; a fill (one-element constant) is not observed, it
     saturates the other value's qparams (``mask_specs``); a where of two fills (an additive
     mask being built) is observed with infinities clamped."""
-    if not _is(node, ("aten.where.self",)):
+    if _rule(node, rules, "where") is None:
         return False
     values = [v for v in node.args[1:3] if isinstance(v, fx.Node)]
     fills = [v for v in values if mask_specs.is_fill(v)]
@@ -356,14 +280,14 @@ def annotate_where(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-def annotate_cast(node: fx.Node, scheme: QuantScheme) -> bool:
+def annotate_cast(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """``.to(dtype)`` (``op_cast.py``): a float made from integers or bools gets its own
     qparams (the lowering RESCALEs the integers onto them) - from a bool, observed by min/max:
     0 and 1 exactly (an error-minimising range would clip a sparse one-hot's ones); from
     int8 (int16 with int16 activations) the integers themselves, scale 1 -, a float
     to float keeps its input's, a quantized float made bool is read as codes; integers stay
     unquantized."""
-    if not _is(node, ("aten._to_copy.default",)) or not isinstance(node.args[0], fx.Node):
+    if _rule(node, rules, "cast") is None or not isinstance(node.args[0], fx.Node):
         return False
     x = node.args[0]
     if _is_float(x) and _is_float(node):
@@ -377,7 +301,7 @@ def annotate_cast(node: fx.Node, scheme: QuantScheme) -> bool:
     return True
 
 
-ANNOTATORS: tuple[Callable[[fx.Node, QuantScheme], bool], ...] = (
+ANNOTATORS: tuple[Callable[[fx.Node, QuantScheme, Rules], bool], ...] = (
     annotate_masked_scores,  # before annotate_binary, which would observe the masked sum
     annotate_masked_sum,  # likewise, for masks built in the model
     annotate_where,

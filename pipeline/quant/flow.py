@@ -10,6 +10,7 @@ from torch.export import ExportedProgram
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from pipeline.errors import UserError
+from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
@@ -73,11 +74,14 @@ def quantize_program(
     equalization: bool = False,
     bias_correction: bool | str = False,
     weights: str = "per_channel",
+    *,
+    rules: Rules,
 ) -> ExportedProgram:
     """The q/dq ExportedProgram of ``program`` calibrated on every sample (``quantize_with_record``
     without its record)."""
     return quantize_with_record(
-        program, samples, scheme, where, observer, equalization, bias_correction, weights
+        program, samples, scheme, where, observer, equalization, bias_correction, weights,
+        rules=rules,
     )[0]
 
 
@@ -90,13 +94,16 @@ def quantize_with_record(
     equalization: bool = False,
     bias_correction: bool | str = False,
     weights: str = "per_channel",
+    *,
+    rules: Rules,
 ) -> tuple[ExportedProgram, dict]:
     """The q/dq ExportedProgram of the normalised ``program`` (``pipeline.normalise``;
     ``pipeline.chain.quantize`` normalises first) calibrated on every sample, and what the
     post-training rewrites did (``equalization``: cross-layer equalisation, equalise.py;
     ``bias_correction``: bias_correction.py, ``"auto"`` to keep it only where it raises the
     SQNR over the calibration samples; both rewrite the float network first); ``weights``:
-    ``per_channel`` or ``per_tensor`` weight scales.
+    ``per_channel`` or ``per_tensor`` weight scales; ``rules``: FX target -> the quantization
+    rules its operator file declares (``pipeline.tosa.registry.quant_rules``).
 
     Raises:
         UserError: samples that do not fit the program.
@@ -106,20 +113,21 @@ def quantize_with_record(
     normalised = program
     if bias_correction == "auto":
         converted, record = _auto_bias_correction(
-            normalised, samples, scheme, where, observer, equalization, weights
+            normalised, samples, scheme, where, observer, equalization, weights, rules
         )
     else:
         converted, record = _converted(
-            normalised, samples, scheme, where, observer, equalization, bias_correction, weights
+            normalised, samples, scheme, where, observer, equalization, bias_correction, weights,
+            rules,
         )
     return torch.export.export(converted, tuple(samples[0])), record
 
 
 def _converted(
-    normalised, samples, scheme, where, observer, equalization, bias_correction, weights
+    normalised, samples, scheme, where, observer, equalization, bias_correction, weights, rules
 ):
     """The converted q/dq module of the normalised program, and what the techniques did."""
-    quantizer = EthosUQuantizer(scheme, observer, weights)
+    quantizer = EthosUQuantizer(scheme, observer, weights, rules=rules)
     # Torch 2.13: module() adds a guard-checking node the quantizer cannot annotate.
     module = normalised.module(check_guards=False)
     refuse_runtime_conditions(module, where)
@@ -139,18 +147,19 @@ def _converted(
     return convert_pt2e(prepared), record
 
 
-def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization, weights):
+def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization, weights,
+                          rules):
     """Bias correction kept only where it raises the SQNR of the quantized graph against the
     float one over the calibration samples (it corrects the mean shift the samples show; on
     a network whose outputs hardly depend on the input it can lose: a random-weight
     MobileNetV1 fell from 51.6 to 42.8 dB). Converts twice when there is a layer to correct
     (the program is normalised, and the chosen module exported, once)."""
     settings = (scheme, where, observer, equalization)
-    corrected, record = _converted(normalised, samples, *settings, True, weights)
+    corrected, record = _converted(normalised, samples, *settings, True, weights, rules)
     summary = {**record["bias_correction"], "mode": "auto"}
     if not summary["layers"]:
         return corrected, {**record, "bias_correction": {**summary, "kept": False}}
-    plain, plain_record = _converted(normalised, samples, *settings, False, weights)
+    plain, plain_record = _converted(normalised, samples, *settings, False, weights, rules)
     reference = normalised.module(check_guards=False)
     with_db = _sqnr_db(reference, corrected, samples)
     without_db = _sqnr_db(reference, plain, samples)

@@ -5,25 +5,31 @@ from __future__ import annotations
 import torch
 from torchao.quantization.pt2e.quantizer import Quantizer
 
-from pipeline.quant.annotators import ANNOTATORS, is_annotated
+from pipeline.quant.annotators import ANNOTATORS, Rules, is_annotated
 from pipeline.quant.coverage import annotate_rest
 from pipeline.quant.schemes import get_scheme
 
 
 class EthosUQuantizer(Quantizer):
     """Annotates the operators the TOSA lowering supports with the chosen scheme, then every
-    other node that takes or makes a float tensor (``coverage.py``), so no program stays float."""
+    other node that takes or makes a float tensor (``coverage.py``), so no program stays float.
 
-    def __init__(self, scheme: str = "int8", observer: str = "mse", weights: str = "per_channel"):
+    ``rules``: FX target -> the quantization rules its operator file declares (the caller
+    reads them from the operator registry, ``pipeline.tosa.registry.quant_rules``: this room
+    sits below the lowering and never imports it)."""
+
+    def __init__(self, scheme: str = "int8", observer: str = "mse", weights: str = "per_channel",
+                 *, rules: Rules):
         super().__init__()
         self.scheme = get_scheme(scheme, observer=observer, weights=weights)
+        self.rules = rules
 
     def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
         for node in model.graph.nodes:
             if node.op != "call_function" or is_annotated(node):
                 continue
             for annotator in ANNOTATORS:
-                if annotator(node, self.scheme):
+                if annotator(node, self.scheme, self.rules):
                     break
         for node in model.graph.nodes:  # after every pattern: they may claim a later node
             annotate_rest(node, self.scheme)

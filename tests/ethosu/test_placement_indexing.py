@@ -104,4 +104,4 @@ def test_ethos_u55_runs_or_names_the_rule(lowered, tmp_path):
         return
     with pytest.raises(UserError, match=refused) as error:
         run_vela(case.variant("u55"), tmp_path, vela_args("ethos-u55-128"), where=name)
-    assert "test_npu_placement_indexing.py" in str(error.value)  # the model line
+    assert "test_placement_indexing.py" in str(error.value)  # the model line

@@ -121,4 +121,4 @@ def test_ethos_u55_runs_or_names_the_rule(lowered, tmp_path):
         return
     with pytest.raises(UserError, match=refused) as error:
         run_vela(case.variant("u55"), tmp_path, vela_args("ethos-u55-128"), where=name)
-    assert "test_npu_placement_movement.py" in str(error.value)  # the model line
+    assert "test_placement_movement.py" in str(error.value)  # the model line

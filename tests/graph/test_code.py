@@ -108,16 +108,53 @@ def test_the_operator_index_moves_with_targets_not_with_bodies(tree, tmp_path):
         after = code.operator_index(tree)
     finally:
         conv.write_text(text)
-    assert after == {**before, "aten.conv_tbc.default": "op_conv2d"}
+    # The new target is lowered and quantized (op_conv2d's rule covers its targets) there.
+    assert after == {**before, "aten.conv_tbc.default": "op_conv2d",
+                     "quant aten.conv_tbc.default": "op_conv2d"}
+
+
+@pytest.mark.needs_torch
+def test_the_operator_index_moves_with_quantization_and_npu_rules(tree, tmp_path):
+    """Each facet an operator file declares is an entry of the index: its targets' quantization
+    rules and the NPU rules of the TOSA operators it owns. Moving the RESIZE rules from
+    op_upsample.py to op_upsample_bilinear.py changes the index (and so the keys of the
+    quantize, lower, vela and mixed stages), though no target moved."""
+    from pipeline.cache.store import Store
+
+    store = Store(tmp_path / "store")
+    before = code.operator_index(store, tree)
+    assert before["quant aten.conv2d.default"] == "op_conv2d"
+    assert before["quant aten.relu.default"] == "op_clamp"
+    assert before["npu u55 RESIZE"] == before["npu u65 RESIZE"] == "op_upsample"
+    assert "npu u85 RESIZE" not in before  # Ethos-U85 takes every integer RESIZE
+    ops = tree / "pipeline" / "tosa" / "ops"
+    nearest, bilinear = ops / "op_upsample.py", ops / "op_upsample_bilinear.py"
+    texts = nearest.read_text(), bilinear.read_text()
+    rules = '    npu={U55_U65: {"RESIZE": (u55_resize_factor, u55_resize_batch)}},\n'
+    assert rules in texts[0] and "    quant=SHARED,\n" in texts[1]
+    try:
+        nearest.write_text(texts[0].replace(rules, ""))
+        bilinear.write_text(texts[1].replace("    quant=SHARED,\n", "    quant=SHARED,\n" + rules)
+                            .replace("import resize_inputs", "import resize_inputs, "
+                                     "u55_resize_batch, u55_resize_factor")
+                            .replace("import Operator, lowers", "import U55_U65, Operator, lowers"))
+        after = code.operator_index(store, tree)
+    finally:
+        nearest.write_text(texts[0])
+        bilinear.write_text(texts[1])
+    moved = {k for k in before if before[k] != after.get(k)}
+    assert moved == {"npu u55 RESIZE", "npu u65 RESIZE"}
+    assert after["npu u55 RESIZE"] == "op_upsample_bilinear" and after.keys() == before.keys()
 
 
 def test_stages_that_read_the_registry_depend_on_every_operator_file():
     """doit re-runs them when any operator changes (the key then decides whether anything is
-    computed again); the stages that never lower do not."""
+    computed again): the stages that lower or quantize, and those that check the NPU rules
+    operator files declare (vela, mixed); the stages that do neither do not."""
     ops = {ROOT / "pipeline" / "tosa" / "ops" / "op_conv2d.py"}
-    for name in ("export", "quantize", "lower"):
+    for name in ("export", "quantize", "lower", "vela", "mixed"):
         assert code.uses_registry(STAGES[name]) and ops <= set(code.code_files(STAGES[name]))
-    for name in ("vela", "package", "runtime", "vgf"):
+    for name in ("package", "runtime", "vgf"):
         assert not code.uses_registry(STAGES[name])
         assert not ops & set(code.code_files(STAGES[name]))
 

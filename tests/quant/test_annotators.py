@@ -21,10 +21,11 @@ class Net(nn.Module):
 def annotated_graph():
     from pipeline.quant.annotators import KEY
     from pipeline.quant.quantizer import EthosUQuantizer
+    from pipeline.tosa.registry import quant_rules
 
     x, y = torch.rand(1, 3, 6, 6), torch.rand(1, 4, 6, 6)
     module = torch.export.export(Net().eval(), (x, y)).module(check_guards=False)
-    EthosUQuantizer("int8").annotate(module)
+    EthosUQuantizer("int8", rules=quant_rules()).annotate(module)
     return {n.name: n.meta.get(KEY) for n in module.graph.nodes if n.op == "call_function"}
 
 
@@ -65,10 +66,11 @@ def test_products_min_and_sum():
 
     from pipeline.quant.annotators import KEY
     from pipeline.quant.quantizer import EthosUQuantizer
+    from pipeline.tosa.registry import quant_rules
 
     x, y = torch.rand(2, 4), torch.rand(4, 3)
     module = torch.export.export(Products(), (x, y)).module(check_guards=False)
-    EthosUQuantizer("int8").annotate(module)
+    EthosUQuantizer("int8", rules=quant_rules()).annotate(module)
     nodes = {n.name: n for n in module.graph.nodes}
     for name in ("addmm", "matmul"):
         specs = nodes[name].meta[KEY].input_qspec_map

@@ -16,10 +16,11 @@ pytestmark = pytest.mark.needs_torch
 def annotated(fn, *inputs) -> torch.fx.GraphModule:
     """The normalised program of ``fn`` as the quantize flow annotates it."""
     from pipeline.quant.quantizer import EthosUQuantizer
+    from pipeline.tosa.registry import quant_rules
     from pipeline.chain.export import export as export_program
 
     module = export_program(Fn(fn), inputs).module(check_guards=False)
-    return EthosUQuantizer("int8").annotate(module)
+    return EthosUQuantizer("int8", rules=quant_rules()).annotate(module)
 
 
 def annotation(gm, target, index: int | None = None):

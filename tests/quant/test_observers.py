@@ -148,11 +148,12 @@ def test_a_shared_observer_weighs_each_tensor_and_skips_a_reshape():
     from pipeline.chain.export import normalise
     from pipeline.quant.observers import MseObserver, count_observed_tensors
     from pipeline.quant.quantizer import EthosUQuantizer
+    from pipeline.tosa.registry import quant_rules
 
     samples = [(torch.randn(1, 3, 8, 8),) for _ in range(3)]
     program = torch.export.export(PoolNet().eval(), samples[0])
     prepared = prepare_pt2e(normalise(program).module(check_guards=False),
-                            EthosUQuantizer("int8", "mse"))
+                            EthosUQuantizer("int8", "mse", rules=quant_rules()))
     count_observed_tensors(prepared)
     for sample in samples:
         prepared(*sample)

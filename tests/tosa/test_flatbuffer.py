@@ -21,7 +21,10 @@ def test_read_block(case):
     ops = [op.op for op in block.operators if not op.op.startswith("CONST")]
     assert ops[:2] == ["CONV2D", "RESCALE"]
     rescale = next(op for op in block.operators if op.op == "RESCALE")
-    assert rescale.attrs == {"rounding_mode": "SINGLE_ROUND"}
+    assert rescale.attrs == {"rounding_mode": "SINGLE_ROUND", "scale32": True, "per_channel": True,
+                             "input_unsigned": False, "output_unsigned": False}
+    assert rescale.attrs["rounding_mode"].code == 1  # tosa.RoundingMode.SINGLE_ROUND
+    assert rescale.location.startswith("conv2d")
     weights = block.tensors["conv2d_weight"]
     assert (weights.dtype, weights.shape, weights.data.dtype) == ("int8", (4, 3, 3, 3), np.int64)
     shape = next(t for t in block.tensors.values() if t.dtype == "shape")
@@ -38,3 +41,24 @@ def test_with_outputs_makes_the_reference_model_write_intermediates(case, tmp_pa
     plain = run_reference_model(case.tosa, feed, ["linear"])
     assert got["conv2d"].shape == (1, 4, 4, 4) and got["conv2d"].dtype == np.int8
     np.testing.assert_array_equal(got["linear"], plain["linear"])
+
+
+def test_every_attribute_is_read_by_its_schema_name(case):
+    """The attribute tables are read by reflection over the ``tosa`` classes: every field,
+    vectors as lists of ints, enums by their member's name (with its number)."""
+    block = read_block(case.tosa, data=False)
+    conv = next(op for op in block.operators if op.op == "CONV2D")
+    assert conv.attrs == {"pad": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1],
+                          "local_bound": False, "acc_type": "INT32"}
+    assert conv.attrs["acc_type"].code == 5  # tosa.DType.INT32
+    assert block.tensors["conv2d_weight"].data is None  # data=False: no constant decoded
+
+
+def test_resolved_operators_carry_their_tensors_and_producers(case):
+    block = read_block(case.tosa)
+    resolved = block.resolved()
+    assert [op.op for op in resolved][:2] == ["CONV2D", "RESCALE"]
+    conv, rescale = resolved[:2]
+    assert conv.inputs[0].name == "input" and conv.inputs[0].dtype == "int8"
+    assert conv.producers[0] is None  # a graph input
+    assert rescale.producers[0] is conv and rescale.inputs[0].dtype == "int32"

@@ -1,6 +1,6 @@
 """The elementwise functions of one tensor that lower as lookup TABLEs when quantized: one line
 each, read by ``ops/op_table.py`` (the visitor) and by the quantizer (each gets its own
-output qparams, ``pipeline/quant/annotators.py``).
+output qparams, ``op_table.py``'s ``TABLE`` rule, ``pipeline/quant/annotators.py``).
 
 An entry says what differs between functions; what they share - the int8 TABLE of torch's
 own kernel over the 256 codes, the interpolated int16 TABLE - is the visitor's:

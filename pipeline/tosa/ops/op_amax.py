@@ -12,7 +12,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 from pipeline.fx import target_name
 
 REDUCTIONS = {"aten.amax.default": "REDUCE_MAX", "aten.amin.default": "REDUCE_MIN"}
@@ -39,3 +40,17 @@ def visit_amax(node: fx.Node, ctx: LoweringContext) -> None:
         current = reduced
     # To the node's own shape: drops the reduced dims unless keepdim.
     emit.relayout(ctx, node, current, dim_order(x), torch_shape(node), dim_order(node), True)
+
+
+def u55_int8_int16_values(op) -> tuple[str, str] | None:
+    """Vela 5.2 reduces int8 and int16 values only on Ethos-U55/U65."""
+    if op.inputs[0].dtype not in ("int8", "int16"):
+        return "take int8 or int16 values", op.inputs[0].dtype
+    return None
+
+
+OPERATOR = Operator(
+    "amax / amin -> REDUCE_MAX / REDUCE_MIN per reduced dim",
+    quant=SHARED,
+    npu={U55_U65: {"REDUCE_MAX": u55_int8_int16_values, "REDUCE_MIN": u55_int8_int16_values}},
+)

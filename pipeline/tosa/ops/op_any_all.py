@@ -10,7 +10,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, lowers
 from pipeline.fx import target_name
 
 REDUCTIONS = {
@@ -39,3 +40,9 @@ def visit_any_all(node: fx.Node, ctx: LoweringContext) -> None:
         ctx.emit(REDUCTIONS[target_name(node.target)], [current], [reduced], node, axis=axis)
         current = reduced
     emit.relayout(ctx, node, current, dim_order(x), torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "any / all of a bool tensor -> REDUCE_ANY / REDUCE_ALL per reduced dim",
+    quant=COVERAGE,
+)

@@ -13,7 +13,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 from pipeline.fx import target_name
 
 
@@ -53,3 +54,23 @@ def _reversed_order(ctx: LoweringContext, node: fx.Node, source: str, dtype: str
     out = ctx.temp(node, "reversed", shape, dtype)
     ctx.emit("BITWISE_NOT", [source], [out], node)  # ~x == -1 - x in two's complement
     return out
+
+
+def u55_argmax(op) -> tuple[str, str] | None:
+    """Vela 5.2 runs ARGMAX on Ethos-U55/U65 of int8 values along the innermost (channel)
+    axis only ('Non-passthrough operation (ArgMax)' otherwise, measured)."""
+    if op.inputs[0].dtype != "int8":
+        return "take int8 values", op.inputs[0].dtype
+    if op.attrs.get("axis") != len(op.inputs[0].shape) - 1:
+        return (
+            "search the innermost axis",
+            f"axis {op.attrs.get('axis')} of rank {len(op.inputs[0].shape)}",
+        )
+    return None
+
+
+OPERATOR = Operator(
+    "argmax / argmin -> ARGMAX (of the negated values for argmin), int32 indices",
+    quant=COVERAGE,
+    npu={U55_U65: {"ARGMAX": u55_argmax}},
+)

@@ -19,7 +19,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def strided_indices(size, stride, offset: int) -> np.ndarray:
@@ -52,3 +53,9 @@ def visit_as_strided(node: fx.Node, ctx: LoweringContext) -> None:
     if not np.array_equal(indices, np.arange(numel)):
         flat = movement.take(ctx, node, flat, 0, indices)
     emit.relayout(ctx, node, flat, (0,), torch_shape(node), dim_order(node), define=True)
+
+
+OPERATOR = Operator(
+    "as_strided -> RESHAPE, or SLICEs, RESHAPEs and a CONCAT of the windows",
+    quant=SHARED,
+)

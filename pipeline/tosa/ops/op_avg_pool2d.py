@@ -27,7 +27,8 @@ from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.fx import adaptive_windows, pair
 from pipeline.tosa.emit.pooling import pool_geometry
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 from pipeline.tosa.emit.window_matrix import MAX_WEIGHTS, window_average
 
 MAX_ADAPTIVE_CELLS = 64  # beyond this the SLICE/CONCAT decomposition gets too large
@@ -146,3 +147,25 @@ def visit_adaptive_avg_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
             f"(a window matrix) or at most {MAX_ADAPTIVE_CELLS} output cells",
         )
     _finish(ctx, node, pooled)
+
+
+# Vela 5.2, Ethos-U55/U65: AVG_POOL2D with padding takes kernel_x, kernel_y <= 8.
+MAX_PADDED_AVG_POOL_KERNEL = 8
+
+
+def u55_padded_pool_kernel(op) -> tuple[str, str] | None:
+    """Vela 5.2 runs a padded AVG_POOL2D on Ethos-U55/U65 with a kernel of at most 8x8
+    ('Non-passthrough operation (AvgPool) could not run on NPU' otherwise)."""
+    kernel, pad = op.attrs.get("kernel", []), op.attrs.get("pad", [])
+    if any(pad) and max(kernel) > MAX_PADDED_AVG_POOL_KERNEL:
+        limit = MAX_PADDED_AVG_POOL_KERNEL
+        must = f"have a kernel of at most {limit}x{limit} when it pads"
+        return must, f"kernel {kernel[0]}x{kernel[1]} with pad {pad}"
+    return None
+
+
+OPERATOR = Operator(
+    "avg_pool2d / adaptive_avg_pool2d -> AVG_POOL2D (+ PAD, SLICE/CONCAT when needed)",
+    quant=SHARED,
+    npu={U55_U65: {"AVG_POOL2D": u55_padded_pool_kernel}},
+)

@@ -22,7 +22,8 @@ from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import scalar_const
 from pipeline.tosa.emit.fp import _Float
 from pipeline.tosa.quant_math import DTYPE_RANGES, QParams
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import CAST
+from pipeline.tosa.registry import Operator, lowers
 from pipeline.tosa.functions.rounding import CODES, Step, emit_step
 
 _FLOATS = ("fp32", "fp16", "bf16")
@@ -125,3 +126,9 @@ def visit_to_copy(node: fx.Node, ctx: LoweringContext) -> None:
         ctx.tensors[node] = source
     else:
         emit.cast(ctx, node, source, want, out=ctx.define(node))
+
+
+OPERATOR = Operator(
+    ".to(dtype) between bool, integer and float -> CAST, RESCALE or comparisons",
+    quant=CAST,
+)

@@ -10,7 +10,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.cat.default")
@@ -32,3 +33,9 @@ def visit_cat(node: fx.Node, ctx: LoweringContext) -> None:
             source = emit.requantize(ctx, node, source, q, out_q)
         inputs.append(source)
     ctx.emit("CONCAT", inputs, [ctx.define(node)], node, axis=dim_order(node).index(dim))
+
+
+OPERATOR = Operator(
+    "cat -> CONCAT (inputs quantized otherwise RESCALEd first)",
+    quant=shared_inputs(0),
+)

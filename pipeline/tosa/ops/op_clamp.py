@@ -16,7 +16,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.emit.activation import FLOAT_MAX, TARGETS, float_bounds
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import ACTIVATION
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers(*TARGETS)
@@ -71,3 +72,9 @@ def _clamp_int32(node: fx.Node, ctx: LoweringContext, lo: float, hi: float) -> N
         out = ctx.define(node) if last else ctx.temp(node, op.lower(), shape, "int32")
         ctx.emit(op, [current, const], [out], node, nan_mode="PROPAGATE")
         current = out
+
+
+OPERATOR = Operator(
+    "relu / relu6 / hardtanh / clamp -> CLAMP (folded into a producer's RESCALE)",
+    quant=ACTIVATION,
+)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.clone.default")
@@ -15,3 +16,9 @@ def visit_clone(node: fx.Node, ctx: LoweringContext) -> None:
     if ctx.qparams(x) != ctx.qparams(node) and ctx.qparams(node) is not None:
         raise ctx.unsupported(node, "input and output quantized differently", "shared qparams")
     ctx.tensors[node] = ctx.tensor(x)
+
+
+OPERATOR = Operator(
+    "clone -> nothing: the input's tensor (an IDENTITY only for a graph output)",
+    quant=SHARED,
+)

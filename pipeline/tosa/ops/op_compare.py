@@ -25,7 +25,8 @@ from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import ranked, scalar_const
 from pipeline.tosa.quant_math import DTYPE_RANGES
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 
 OPS = {"eq": "EQUAL", "ne": "EQUAL", "gt": "GREATER", "ge": "GREATER_EQUAL", "lt": "GREATER",
        "le": "GREATER_EQUAL"}  # fmt: skip
@@ -146,3 +147,10 @@ def _emit_interval(ctx, node: fx.Node, source: str, lo, hi, negate: bool) -> Non
         results.append(ctx.temp(node, "bound", tosa_shape(node), "bool"))
         ctx.emit(op, [bound, source] if first else [source, bound], [results[-1]], node)
     _emit(ctx, node, "LOGICAL_AND", *results, negate)
+
+
+OPERATOR = Operator(
+    "eq / ne / gt / ge / lt / le -> EQUAL / GREATER / GREATER_EQUAL (+ LOGICAL_NOT)",
+    quant=shared_inputs(0, 1),
+    measured_by=("comparison",),
+)

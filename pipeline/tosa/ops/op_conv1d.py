@@ -18,7 +18,8 @@ from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.conv import conv_geometry, emit_conv
 from pipeline.tosa.ops.op_conv2d import conv_arguments
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import weighted
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _single(value) -> int:
@@ -70,3 +71,9 @@ def visit_conv1d(node: fx.Node, ctx: LoweringContext) -> None:
     out = ctx.temp(node, "conv", image_shape(node), ctx.dtype(node))
     emit_conv(ctx, node, to_image(ctx, node, x), weight, value, bias, geometry, groups, out)
     from_image(ctx, node, out)
+
+
+OPERATOR = Operator(
+    "conv1d -> the conv2d lowering on a height-1 image",
+    quant=weighted(),
+)

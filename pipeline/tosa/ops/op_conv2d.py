@@ -18,7 +18,8 @@ from torch import fx
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.tosa.emit.conv import conv_geometry, emit_conv
 from pipeline.fx import pair
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import weighted
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 
 
 def conv_arguments(node: fx.Node) -> tuple:
@@ -46,3 +47,22 @@ def visit_conv2d(node: fx.Node, ctx: LoweringContext) -> None:
         node.meta.get("extra_pad", (0, 0, 0, 0)),
     )
     emit_conv(ctx, node, ctx.tensor(x), weight, value, bias, geometry, groups, ctx.define(node))
+
+
+def u55_large_stride(op) -> tuple[str, str] | None:
+    """Vela 5.2 runs no padded CONV2D and no DEPTHWISE_CONV2D at all with a stride over 3 on
+    Ethos-U55/U65 (measured); their variant borders the input and makes the depthwise one a
+    CONV2D (pad_strided_conv_pass)."""
+    stride, pad = op.attrs.get("stride", [1, 1]), op.attrs.get("pad", [0, 0, 0, 0])
+    if op.op == "DEPTHWISE_CONV2D" and max(stride) > 3:
+        return "have strides of at most 3", f"stride {stride}"
+    if op.op == "CONV2D" and max(stride) > 3 and any(pad):
+        return "pad nothing when a stride is over 3", f"stride {stride} with pad {pad}"
+    return None
+
+
+OPERATOR = Operator(
+    "conv2d -> CONV2D or DEPTHWISE_CONV2D (+ per-channel RESCALE), grouped as SLICEs and a CONCAT",
+    quant=weighted(),
+    npu={U55_U65: {"CONV2D": u55_large_stride, "DEPTHWISE_CONV2D": u55_large_stride}},
+)

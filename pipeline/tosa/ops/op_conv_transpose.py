@@ -23,7 +23,8 @@ from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.conv import emit_weighted
 from pipeline.tosa.ops.op_conv1d import from_image, image_shape, to_image
 from pipeline.fx import pair
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import weighted
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 
 _DEFAULTS = (None, None, None, 1, 0, 0, 1, 1)
 
@@ -95,3 +96,23 @@ def visit_conv_transpose(node: fx.Node, ctx: LoweringContext) -> None:
     )  # fmt: skip
     if one_d:
         from_image(ctx, node, out)
+
+
+def u55_transpose_conv(op) -> tuple[str, str] | None:
+    """The U55/U65 variant splits strided and int16 ones into CONV2Ds
+    (split_transpose_conv_pass); these are the ones it could not."""
+    if op.inputs[0].dtype != "int8":  # Vela 5.2 fuses no RESCALE into it: int48 stays
+        return "take int8 input (Vela 5.2 cannot rescale its int48 accumulator)", op.inputs[0].dtype
+    stride, (_, height, width, _) = op.attrs.get("stride", [1, 1]), op.inputs[0].shape
+    kernel = op.inputs[1].shape[1:3]
+    allowed = stride in ([1, 1], [2, 2]) or (stride == [1, 2] and height == kernel[0] == 1)
+    if not allowed and not (stride == [2, 1] and width == kernel[1] == 1):
+        return "have stride 1x1, 2x2, or 2 along a one-pixel axis", f"stride {stride}"
+    return None
+
+
+OPERATOR = Operator(
+    "conv_transpose1d / conv_transpose2d -> TRANSPOSE_CONV2D (+ per-channel RESCALE)",
+    quant=weighted(transposed=True),
+    npu={U55_U65: {"TRANSPOSE_CONV2D": u55_transpose_conv}},
+)

@@ -12,7 +12,8 @@ from torch import fx
 from pipeline.tosa.emit import movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape, tosa_shape
 from pipeline.tosa.emit.elementwise import ranked
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.copy.default")
@@ -31,3 +32,9 @@ def visit_copy(node: fx.Node, ctx: LoweringContext) -> None:
         return
     multiples = ctx.const(f"{node.name}_multiples", [w // h for h, w in zip(have, want)], "shape")
     ctx.emit("TILE", [source, multiples], [ctx.define(node)], node)
+
+
+OPERATOR = Operator(
+    "copy (what x[:, 1] = v leaves) -> the values, broadcast to x's shape",
+    quant=shared_inputs(0, 1),
+)

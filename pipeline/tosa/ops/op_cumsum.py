@@ -22,7 +22,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import REDUCTION
+from pipeline.tosa.registry import Operator, lowers
 
 MAX_CONV_AXIS = 1024  # longer axes are scanned: the weights grow with K * K
 MAX_DEPTHWISE_AXIS = 32  # a middle axis up to this long: Kx1 depthwise kernel, no TRANSPOSE
@@ -128,3 +129,9 @@ def visit_cumsum(node: fx.Node, ctx: LoweringContext) -> None:
                             out_dtype="int32", suffix="wide")  # fmt: skip
         total = narrow(_scan(ctx, node, wide, axis))
     emit.relayout(ctx, node, total, order, torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "cumsum -> a 1x1 CONV2D with lower-triangular 0/1 weights, or a running ADD chain",
+    quant=REDUCTION,
+)

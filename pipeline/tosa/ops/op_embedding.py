@@ -15,7 +15,8 @@ from torch import fx
 
 from pipeline.tosa.emit import gather
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _lookup(ctx: LoweringContext, x: fx.Node, first: int, count: int) -> gather.Lookup:
@@ -54,3 +55,9 @@ def visit_index(node: fx.Node, ctx: LoweringContext) -> None:
         raise ctx.unsupported(node, "index tensors apart from each other", "adjacent ones")
     lookup = _lookup(ctx, x, positions[0], len(positions))
     gather.gather(ctx, node, lookup, _rows(ctx, node, lookup, [indices[i] for i in positions]))
+
+
+OPERATOR = Operator(
+    "embedding / index_select / index -> GATHER of rows (constant ones: SLICEs or one-hot CONV2D)",
+    quant=SHARED,
+)

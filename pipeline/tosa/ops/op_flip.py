@@ -14,7 +14,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def flipped_runs(shape, axes) -> list[tuple[int, int]]:
@@ -44,3 +45,9 @@ def visit_flip(node: fx.Node, ctx: LoweringContext) -> None:
         flat = movement.reshape(ctx, node, source, merged)
         source = movement.reshape(ctx, node, movement.reverse(ctx, node, flat, lo), shape)
     emit.relayout(ctx, node, source, order, torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "flip -> one REVERSE per run of flipped axes",
+    quant=SHARED,
+)

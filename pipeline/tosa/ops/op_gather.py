@@ -18,7 +18,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, gather, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _covered(ctx: LoweringContext, node: fx.Node, x: fx.Node, sizes) -> str:
@@ -67,3 +68,9 @@ def visit_gather(node: fx.Node, ctx: LoweringContext) -> None:
     picked = movement.emit_gather(ctx, node, table, emit.reshape(ctx, node, rows, (n, wanted[dim])))
     permuted = emit.reshape(ctx, node, picked, [wanted[d] for d in last])
     emit.relayout(ctx, node, permuted, last, wanted, dim_order(node), define=True)
+
+
+OPERATOR = Operator(
+    "gather (one index per output element) -> GATHER",
+    quant=SHARED,
+)

@@ -24,7 +24,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, gather, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _indexed(ctx: LoweringContext, node: fx.Node, indices) -> tuple[int, list[fx.Node]]:
@@ -167,3 +168,9 @@ def visit_index_put(node: fx.Node, ctx: LoweringContext) -> None:
         result = _scatter(ctx, node, table, axis, ids, placed)
     result = movement.reshape(ctx, node, result, shape)
     emit.relayout(ctx, node, result, order, torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "index_put (x[idx] = v) -> SCATTER, or SLICEs and a CONCAT at constant indices",
+    quant=shared_inputs(0, 2),
+)

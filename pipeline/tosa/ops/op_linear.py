@@ -15,7 +15,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.conv import Conv2dGeometry, emit_conv2d
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import weighted
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.linear.default")
@@ -47,3 +48,9 @@ def visit_linear(node: fx.Node, ctx: LoweringContext) -> None:
     emit.relayout(
         ctx, node, conv_out, (0, 1, 2, 3), torch_shape(node), dim_order(node), define=True
     )
+
+
+OPERATOR = Operator(
+    "linear -> RESHAPE, 1x1 CONV2D, RESCALE, RESHAPE",
+    quant=weighted(),
+)

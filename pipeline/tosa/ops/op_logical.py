@@ -14,7 +14,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import ranked
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, lowers
 
 LOGICAL = {
     "aten.logical_and.default": "AND",
@@ -68,3 +69,9 @@ def visit_logical(node: fx.Node, ctx: LoweringContext) -> None:
     inputs = [_operand(ctx, node, x, dtype) if isinstance(x, fx.Node)
               else _number(ctx, node, x, dtype) for x in operands]  # fmt: skip
     ctx.emit(f"{family}_{(LOGICAL | BITWISE)[name]}", inputs, [ctx.define(node, dtype)], node)
+
+
+OPERATOR = Operator(
+    "logical_* / bitwise_* -> LOGICAL_* on bools, BITWISE_* on integers",
+    quant=COVERAGE,
+)

@@ -19,7 +19,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.conv import ACC_TYPES, weighted_product
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import BINARY, weight_product
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 
 
 def _as_rank3(ctx: LoweringContext, node: fx.Node, x: fx.Node, rank3) -> str:
@@ -92,3 +93,17 @@ def visit_matmul(node: fx.Node, ctx: LoweringContext) -> None:
             in_zp=0, out_zp=out_q.zero_point, out_dtype=out_q.dtype,
         )  # fmt: skip
     emit.relayout(ctx, node, product, (0, 1, 2), torch_shape(node), dim_order(node), True)
+
+
+def u55_int8_inputs(op) -> tuple[str, str] | None:
+    """Vela 5.2 runs MATMUL of int8 inputs only on Ethos-U55/U65."""
+    if any(t.dtype != "int8" for t in op.inputs[:2]):
+        return "take int8 inputs", ", ".join(t.dtype for t in op.inputs[:2])
+    return None
+
+
+OPERATOR = Operator(
+    "matmul / bmm of two activations -> MATMUL (+ RESCALE); x @ W of a parameter: as linear",
+    quant={"aten.matmul.default": (weight_product(), BINARY), "aten.bmm.default": BINARY},
+    npu={U55_U65: {"MATMUL": u55_int8_inputs}},
+)

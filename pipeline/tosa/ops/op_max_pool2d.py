@@ -10,7 +10,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.tosa.emit.pooling import pool_geometry, pool_input
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.max_pool2d.default")
@@ -29,3 +30,9 @@ def visit_max_pool2d(node: fx.Node, ctx: LoweringContext) -> None:
     pooled = emit.int_output(ctx, node, x_q)
     ctx.emit("MAX_POOL2D", [source], [pooled], node, nan_mode="PROPAGATE", **attrs)
     emit.finish_int(ctx, node, pooled, x_q)
+
+
+OPERATOR = Operator(
+    "max_pool2d -> MAX_POOL2D (no rescale: same qparams)",
+    quant=SHARED,
+)

@@ -21,7 +21,8 @@ from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.pooling import pool_geometry
 from pipeline.tosa.emit.reduction import reduction, sum_runs
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.mean.dim")
@@ -72,3 +73,9 @@ def _mean_of_sums(ctx: LoweringContext, node: fx.Node, r) -> str:
         ctx, node, sum_runs(ctx, node, r), [x_q.tensor_scale / (r.count * out_q.tensor_scale)],
         in_zp=0, out_zp=out_q.zero_point, out_dtype=out_q.dtype,
     )  # fmt: skip
+
+
+OPERATOR = Operator(
+    "mean over dims -> AVG_POOL2D between RESHAPEs, or int32 REDUCE_SUMs and one RESCALE",
+    quant=SHARED,
+)

@@ -17,7 +17,8 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import narrow, ranked, widen
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 from pipeline.fx import target_name
 
 OPS = {
@@ -48,3 +49,9 @@ def visit_minimum_maximum(node: fx.Node, ctx: LoweringContext) -> None:
     result = ctx.temp(node, "int32", tosa_shape(node), "int32")
     ctx.emit(op, inputs, [result], node, nan_mode="PROPAGATE")
     narrow(ctx, node, result, scale)
+
+
+OPERATOR = Operator(
+    "minimum / maximum (and clamp_min / clamp_max by a tensor) -> MINIMUM / MAXIMUM",
+    quant=shared_inputs(0, 1),
+)

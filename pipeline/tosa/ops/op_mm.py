@@ -17,7 +17,8 @@ from torch import fx
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.emit.conv import weighted_product
 from pipeline.tosa.ops.op_matmul import visit_matmul
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import BINARY, weight_product
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.mm.default", "aten.addmm.default")
@@ -34,3 +35,10 @@ def visit_mm(node: fx.Node, ctx: LoweringContext) -> None:
     if bias is not None:
         raise ctx.unsupported(node, "a non-constant second operand", "constant weights")
     visit_matmul(node, ctx)
+
+
+OPERATOR = Operator(
+    "mm / addmm -> MATMUL, or the linear lowering when the second operand is a parameter",
+    quant={"aten.mm.default": (weight_product(), BINARY),
+           "aten.addmm.default": weight_product(x=1, weight=2, bias=0)},
+)

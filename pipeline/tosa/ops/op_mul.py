@@ -22,7 +22,8 @@ from pipeline.tosa.emit.elementwise import (
     widen,
 )
 from pipeline.tosa.emit.fp import mul_shift
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import BINARY
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _times_scalar(node: fx.Node, ctx: LoweringContext, x: fx.Node, factor: float) -> None:
@@ -72,3 +73,9 @@ def visit_mul(node: fx.Node, ctx: LoweringContext) -> None:
     operands = [widen(ctx, node, a, 1.0, "in0"), widen(ctx, node, b, 1.0, "in1")]
     ctx.emit("MUL", [*operands, shift], [product], node)
     narrow(ctx, node, product, ctx.qparams(a).tensor_scale * ctx.qparams(b).tensor_scale)
+
+
+OPERATOR = Operator(
+    "x * y and x / y -> MUL of int32 operands (+ RESCALE); by a number: one RESCALE or TABLE",
+    quant=BINARY,
+)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from torch import fx
 
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _arguments(node: fx.Node) -> tuple[list[int], str, float]:
@@ -46,3 +47,9 @@ def visit_pad(node: fx.Node, ctx: LoweringContext) -> None:
         ctx.const(f"{node.name}_pad_const", [pad_value], dtype),
     ]
     ctx.emit("PAD", inputs, [ctx.define(node)], node)
+
+
+OPERATOR = Operator(
+    "pad / constant_pad_nd (constant mode) -> PAD",
+    quant=SHARED,
+)

@@ -27,7 +27,8 @@ from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import narrow, scalar_const, widen
 from pipeline.tosa.emit.fp import mul_shift
 from pipeline.tosa.ops.op_table import visit_table
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import TABLE
+from pipeline.tosa.registry import Operator, lowers
 
 MAX_FLOAT_PRODUCT = 8  # |integer exponent| up to which a float pow is a chain of MULs
 
@@ -84,3 +85,9 @@ def visit_pow(node: fx.Node, ctx: LoweringContext) -> None:
         _product(node, ctx, int(exponent))
     else:
         visit_table(node, ctx)  # its types check too
+
+
+OPERATOR = Operator(
+    "x ** c for a number c -> int8 TABLE; int16 MULs for small integer powers",
+    quant=TABLE,
+)

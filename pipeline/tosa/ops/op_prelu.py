@@ -32,7 +32,8 @@ from pipeline.tosa import layout
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.elementwise import scalar_const
 from pipeline.tosa.emit.fp import mul_shift
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import TABLE
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _table(ctx: LoweringContext, node: fx.Node, slope: torch.Tensor) -> None:
@@ -161,3 +162,9 @@ def visit_prelu(node: fx.Node, ctx: LoweringContext) -> None:
     result = ctx.temp(node, "channels_last", ctx.graph.tensors[src].shape, ctx.dtype(node))
     lower(ctx, node, src, slopes, result)
     emit.transpose(ctx, node, result, layout.inverse(to_last), ctx.define(node))
+
+
+OPERATOR = Operator(
+    "prelu -> int8 TABLE (one slope); per-channel slopes: scaled copies and a MAXIMUM or MINIMUM",
+    quant=TABLE,
+)

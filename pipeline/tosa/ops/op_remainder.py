@@ -11,10 +11,17 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.functions.int_math import divide
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.remainder.Tensor", "aten.fmod.Tensor")
 def visit_remainder(node: fx.Node, ctx: LoweringContext) -> None:
     mode = "floor" if str(node.target).startswith("aten.remainder") else "trunc"
     divide(node, ctx, mode, remainder=True)
+
+
+OPERATOR = Operator(
+    "a % b and fmod(a, b) of integer tensors by a tensor -> INTDIV and integer arithmetic",
+    quant=COVERAGE,
+)

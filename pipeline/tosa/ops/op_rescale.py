@@ -6,7 +6,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("tosa.rescale")
@@ -15,3 +16,10 @@ def visit_rescale(node: fx.Node, ctx: LoweringContext) -> None:
     emit.requantize(
         ctx, node, ctx.tensor(x), ctx.qparams(x), ctx.qparams(node), out=ctx.define(node)
     )
+
+
+OPERATOR = Operator(
+    "tosa.rescale (a requantization the quantizer left as dequantize -> quantize) -> RESCALE",
+    quant=COVERAGE,
+    profiles=("INT",),
+)

@@ -11,7 +11,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers(
@@ -30,3 +31,9 @@ def visit_reshape(node: fx.Node, ctx: LoweringContext) -> None:
         emit.relayout_node(ctx, node, x, define=True)
     else:
         emit.finish_int(ctx, node, emit.relayout_node(ctx, node, x), x_q)
+
+
+OPERATOR = Operator(
+    "view / reshape / flatten / squeeze / unsqueeze -> RESHAPE (TRANSPOSEs around it if data moves)",
+    quant=SHARED,
+)

@@ -6,7 +6,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.select.int", "aten.select_copy.int")
@@ -29,3 +30,9 @@ def visit_select(node: fx.Node, ctx: LoweringContext) -> None:
     ctx.emit("SLICE", inputs, [picked], node)
     # picked is x's shape with size 1 at dim, in x's order: a relayout drops that dim.
     emit.relayout(ctx, node, picked, dim_order(x), torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "select -> SLICE of one index, RESHAPE to drop the dim",
+    quant=SHARED,
+)

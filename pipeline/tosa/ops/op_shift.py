@@ -14,7 +14,8 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.emit.elementwise import ranked, scalar_const
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import COVERAGE
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 
 LEFT = ("aten.__lshift__.Scalar", "aten.__lshift__.Tensor", "aten.bitwise_left_shift.Tensor",
         "aten.bitwise_left_shift.Tensor_Scalar")  # fmt: skip
@@ -47,3 +48,18 @@ def visit_shift(node: fx.Node, ctx: LoweringContext) -> None:
         ctx.emit("LOGICAL_LEFT_SHIFT", inputs, [out], node)
     else:
         ctx.emit("ARITHMETIC_RIGHT_SHIFT", inputs, [out], node, round=False)
+
+
+def u55_int32_shift(op) -> tuple[str, str] | None:
+    """Vela 5.2 shifts int32 only on Ethos-U55/U65 ('Non-passthrough operation (SHL)',
+    measured); their variant shifts int8/int16 in int32 and wraps (replace_int_ops_pass)."""
+    if op.inputs[0].dtype != "int32":
+        return "shift int32 values", op.inputs[0].dtype
+    return None
+
+
+OPERATOR = Operator(
+    "x << n, x >> n of integer tensors -> LOGICAL_LEFT_SHIFT / ARITHMETIC_RIGHT_SHIFT",
+    quant=COVERAGE,
+    npu={U55_U65: {"LOGICAL_LEFT_SHIFT": u55_int32_shift}},
+)

@@ -12,7 +12,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 def bounds(size: int, start, end) -> tuple[int, int]:
@@ -34,3 +35,9 @@ def visit_slice(node: fx.Node, ctx: LoweringContext) -> None:
     count = torch_shape(node)[dim]
     picked = movement.strided(ctx, node, ctx.tensor(x), axis, start, int(step or 1), count)
     emit.relayout(ctx, node, picked, dim_order(x), torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "slice (x[:, a:b], narrow, split, steps) -> SLICE (steps: RESHAPE and SLICE)",
+    quant=SHARED,
+)

@@ -16,7 +16,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.ops.op_slice import bounds
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import shared_inputs
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _scatter(ctx, node, x: fx.Node, values: fx.Node, dim: int, start: int, step: int) -> None:
@@ -46,3 +47,9 @@ def visit_select_scatter(node: fx.Node, ctx: LoweringContext) -> None:
     x, values, dim, index = node.args[:4]
     dim = int(dim) % len(torch_shape(x))
     _scatter(ctx, node, x, values, dim, int(index) % torch_shape(x)[dim], 1)
+
+
+OPERATOR = Operator(
+    "slice_scatter / select_scatter (x[:, 2:5] = y) -> SLICEs and a CONCAT",
+    quant=shared_inputs(0, 1),
+)

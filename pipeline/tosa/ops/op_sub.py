@@ -12,7 +12,8 @@ from torch import fx
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.emit.elementwise import emit_add_sub, is_int8_function
 from pipeline.tosa.ops.op_table import emit_int8_table
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import BINARY, masked_sum
+from pipeline.tosa.registry import Operator, lowers
 from pipeline.tosa.emit.saturation import emit_masked, masked_operands
 
 
@@ -28,3 +29,9 @@ def visit_sub(node: fx.Node, ctx: LoweringContext) -> None:
         emit_int8_table(node, ctx)
         return
     emit_add_sub(node, ctx, "SUB")
+
+
+OPERATOR = Operator(
+    "x - y (alpha too) -> RESCALEs around an int32 SUB; a number subtracted from int8 -> one TABLE",
+    quant=(masked_sum(subtract=True), BINARY),
+)

@@ -36,7 +36,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext
 from pipeline.tosa.emit.fp import _Float
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import TABLE
+from pipeline.tosa.registry import Operator, lowers
 from pipeline.tosa.functions.rounding import emit_step
 from pipeline.tosa.functions.table_split import (
     emit_split,
@@ -254,3 +255,9 @@ def visit_table(node: fx.Node, ctx: LoweringContext) -> None:
         got = " -> ".join(types)
         raise ctx.unsupported(node, f"types {got}", "int8 -> int8 or int16 -> int16 (TABLE)")
     emit_int8_table(node, ctx)
+
+
+OPERATOR = Operator(
+    "unary functions (gelu, sigmoid, exp, ...) -> one TABLE (int16: interpolated); FP: float forms",
+    quant=TABLE,
+)

@@ -15,7 +15,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import ranked
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.expand.default", "aten.repeat.default")
@@ -31,3 +32,9 @@ def visit_tile(node: fx.Node, ctx: LoweringContext) -> None:
         return
     shape = ctx.const(f"{node.name}_multiples", multiples, "shape")
     ctx.emit("TILE", [source, shape], [ctx.define(node)], node)
+
+
+OPERATOR = Operator(
+    "expand / repeat -> TILE (a RESHAPE first when the output has more dims)",
+    quant=SHARED,
+)

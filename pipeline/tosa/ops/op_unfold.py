@@ -16,7 +16,8 @@ from torch import fx
 
 from pipeline.tosa.emit import common as emit, movement
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 
 @lowers("aten.unfold.default")
@@ -35,3 +36,9 @@ def visit_unfold(node: fx.Node, ctx: LoweringContext) -> None:
     split = movement.reshape(ctx, node, picked, [*tosa[:axis], windows, int(size), *tosa[axis + 1 :]])
     split_order = [*order[:axis], dim, rank, *order[axis + 1 :]]
     emit.relayout(ctx, node, split, split_order, torch_shape(node), dim_order(node), True)
+
+
+OPERATOR = Operator(
+    "unfold (sliding windows) -> SLICEs and a CONCAT, or a GATHER",
+    quant=SHARED,
+)

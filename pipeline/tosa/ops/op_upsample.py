@@ -31,7 +31,8 @@ from torch import fx
 
 from pipeline.tosa.context import LoweringContext, torch_shape
 from pipeline.fx import call_arguments
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, U55_U65, lowers
 
 MAX_SCALE_N = 2048  # TOSA: scale_n <= 1 << 11 (an int32 accumulator for int8 BILINEAR)
 
@@ -181,3 +182,35 @@ def resize_inputs(node: fx.Node, ctx: LoweringContext, *, nearest: bool) -> tupl
 def visit_upsample_nearest2d(node: fx.Node, ctx: LoweringContext) -> None:
     inputs, _ = resize_inputs(node, ctx, nearest=True)
     ctx.emit("RESIZE", inputs, [ctx.define(node)], node, mode="NEAREST")
+
+
+def u55_resize_factor(op) -> tuple[str, str] | None:
+    """Ethos-U55/U65 (Vela 5.2) upscale by 2, 4 or 8 on both axes, in NEAREST mode. Both
+    RESIZE forms (this file's and ``op_upsample_bilinear.py``'s) are checked here."""
+    sizes = list(zip(op.inputs[0].shape[1:3], op.outputs[0].shape[1:3]))
+    if any(o % i or o // i not in (2, 4, 8) for i, o in sizes):
+        found = " and ".join(f"{i} to {o}" for i, o in sizes)
+        return "upscale both axes by a power of two 2..8", found
+    # Vela 5.2 lists BILINEAR (followed by a RESCALE) for U55/U65, yet rejects every valid
+    # TOSA form of it ("Non-passthrough operation (Resize) could not run on NPU"). The U55/U65
+    # variant has bilinear by 2/4/8 as NEAREST + DEPTHWISE_CONV2D (split_bilinear_resize_pass),
+    # so after the factor rule above this only names a graph other than that variant.
+    if op.attrs.get("mode") == "BILINEAR":
+        return "use NEAREST mode (Vela 5.2 does not compile BILINEAR for it)", "BILINEAR"
+    return None
+
+
+def u55_resize_batch(op) -> tuple[str, str] | None:
+    """Vela runs a RESIZE as an upscaling AVG_POOL2D of batch 1 (it does not split the batch
+    as it does for a pool of its own): 'Non-passthrough operation (AvgPool)'."""
+    if op.inputs[0].shape[0] != 1:
+        return "have batch 1", f"batch {op.inputs[0].shape[0]}"
+    return None
+
+
+OPERATOR = Operator(
+    "upsample_nearest2d -> RESIZE (NEAREST)",
+    quant=SHARED,
+    npu={U55_U65: {"RESIZE": (u55_resize_factor, u55_resize_batch)}},
+    measured_by=("upsample/nearest x2",),
+)

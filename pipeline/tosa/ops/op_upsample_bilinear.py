@@ -34,7 +34,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.ops.op_upsample import resize_inputs
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import SHARED
+from pipeline.tosa.registry import Operator, lowers
 
 ACCUMULATOR = {"int8": "int32", "int16": "int48"}
 
@@ -61,3 +62,10 @@ def visit_upsample_bilinear2d(node: fx.Node, ctx: LoweringContext) -> None:
         out_dtype=out_q.dtype,
         out=ctx.define(node),
     )
+
+
+OPERATOR = Operator(
+    "upsample_bilinear2d -> RESIZE (BILINEAR) (+ RESCALE for integer graphs)",
+    quant=SHARED,
+    measured_by=("upsample/bilinear x2",),
+)

@@ -20,7 +20,8 @@ from torch import fx
 from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, tosa_shape
 from pipeline.tosa.emit.elementwise import ranked
-from pipeline.tosa.registry import lowers
+from pipeline.quant.rules import WHERE
+from pipeline.tosa.registry import Operator, lowers
 
 
 def _fill(ctx: LoweringContext, node: fx.Node, value: fx.Node) -> str | None:
@@ -53,3 +54,10 @@ def visit_where(node: fx.Node, ctx: LoweringContext) -> None:
     condition, a, b = node.args[:3]
     values = [_value(ctx, node, v) for v in (a, b)]
     ctx.emit("SELECT", [ranked(ctx, node, condition), *values], [ctx.define(node)], node)
+
+
+OPERATOR = Operator(
+    "where / masked_fill -> SELECT",
+    quant=WHERE,
+    measured_by=("where", "masked_fill"),
+)
