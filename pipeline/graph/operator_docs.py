@@ -48,8 +48,9 @@ How to read the support columns:
   hold for every operator (integer tensors only; on U55/U65 Vela's table of unsupported
   operators, and no bool tensors).
 - **CPU kernels**: whether every TOSA operator of its measured graphs has a kernel in
-  `pipeline/cpu/graph_format.py` (graphs the U55/U65 variant rewrote are left out);
-  *not measured* otherwise.
+  `pipeline/cpu/graph_format.py` (graphs the U55/U65 variant rewrote are left out).
+- **n/m**: not measured (no benchmark case uses the operator); *rules (d)*: the operator file
+  declares Ethos-U55/U65 rules for the TOSA operators it emits (listed in its section).
 """
 
 
@@ -70,7 +71,7 @@ def _measures(row: dict, module: str, operator: registry.Operator) -> bool:
 def _verdict(rows: list[dict], accelerator: str) -> str:
     results = [r[accelerator] for r in rows if accelerator in r]
     if not results:
-        return "not measured"
+        return "n/m"
     ran = sum("cycles" in r for r in results)
     return ("yes" if ran == len(results) else "partly" if ran else "no") + " (m)"
 
@@ -78,13 +79,13 @@ def _verdict(rows: list[dict], accelerator: str) -> str:
 def _declared_u55(operator: registry.Operator) -> str:
     owned = sorted({op for families, by_op in operator.npu.items()
                     for op in by_op if "u55" in registry.as_tuple(families)})  # fmt: skip
-    return f"not measured; rules on {', '.join(owned)} (d)" if owned else "not measured"
+    return "n/m; rules (d)" if owned else "n/m"
 
 
 def _cpu(rows: list[dict]) -> str:
     plain = [r for r in rows if "ops" in r and not r.get("rewrites")]
     if not plain:
-        return "not measured"
+        return "n/m"
     missing = sorted({op for r in plain for op in r["ops"]} - set(CPU_OPS))
     return f"no: {', '.join(missing)} (m)" if missing else "yes (m)"
 
@@ -97,8 +98,8 @@ def _rule_names(quant) -> str:
 
 
 def _summary(operators: dict, measured: dict) -> list[str]:
-    lines = ["| operator | lowers | quantized as | INT | FP | Ethos-U55/U65 | Ethos-U85 | "
-             "CPU kernels |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| operator | quantized as | INT | FP | Ethos-U55/U65 | Ethos-U85 | CPU kernels |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for module, operator in operators.items():
         name, rows = module.rsplit(".", 1)[1], measured[module]
         int8 = "yes (m)" if any("max_diff" in r for r in rows) else "yes (d)"
@@ -106,7 +107,7 @@ def _summary(operators: dict, measured: dict) -> list[str]:
         u55 = _verdict(rows, ACCELERATORS[0])
         u55 = u55 if rows else _declared_u55(operator)
         u85 = _verdict(rows, ACCELERATORS[1])
-        lines.append(f"| [{name}](#{name}) | {operator.doc} | {_rule_names(operator.quant)} | "
+        lines.append(f"| [{name}](#{name}) | {_rule_names(operator.quant)} | "
                      f"{int8} | {fp} | {u55} | {u85} | {_cpu(rows)} |")
     return lines
 
@@ -135,16 +136,19 @@ def _section(module: str, operator: registry.Operator, rows: list[dict]) -> list
                 lines.append(f"- {named} rule on {tosa_op} (`{rule.__name__}`): "
                              f"{' '.join(doc.split())}")
     if rows:
-        lines += ["", "| form | shape | max abs diff (LSB) | U55-128 NPU cycles | "
-                  "U85-256 NPU cycles | TOSA operators (U55/U65 variant) |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += ["", "Measured (max abs diff in LSB; NPU cycles on U55-128 and U85-256; the "
+                  "TOSA operators of the U55/U65 variant):", ""]
         for r in rows:
-            diff = r.get("max_diff", "failed" if "verify_error" in r else "-")
             ops = " ".join(dict.fromkeys(r.get("ops", []))) or r.get("lower_error", "")[:80]
-            lines.append(f"| {r['family']}: {r['form']} | {r['shape']} | {diff} | "
-                         f"{_cell(r.get(ACCELERATORS[0]))} | {_cell(r.get(ACCELERATORS[1]))} | "
-                         f"{ops} |")
+            lines.append(f"{_measured(r)}; TOSA: {ops}")
     return lines
+
+
+def _measured(r: dict) -> str:
+    """One measured form as a list item (tables of these ran to 190 characters a row)."""
+    diff = r.get("max_diff", "failed" if "verify_error" in r else "-")
+    return (f"- {r['family']}: {r['form']} `{r['shape']}`: diff {diff}; "
+            f"U55 {_cell(r.get(ACCELERATORS[0]))}; U85 {_cell(r.get(ACCELERATORS[1]))}")
 
 
 def _compositions(rows: list[dict], claimed: set[int]) -> list[str]:
@@ -155,13 +159,9 @@ def _compositions(rows: list[dict], claimed: set[int]) -> list[str]:
         return []
     lines = ["", "## Compositions", "",
              "Measured forms that no one operator file lowers: `pipeline/normalise/` writes them",
-             "out in the operators above before quantization.", "",
-             "| form | shape | max abs diff (LSB) | U55-128 NPU cycles | U85-256 NPU cycles |",
-             "|---|---|---|---|---|"]  # fmt: skip
-    for r in rest:
-        diff = r.get("max_diff", "failed" if "verify_error" in r else "-")
-        lines.append(f"| {r['family']}: {r['form']} | {r['shape']} | {diff} | "
-                     f"{_cell(r.get(ACCELERATORS[0]))} | {_cell(r.get(ACCELERATORS[1]))} |")
+             "out in the operators above before quantization (max abs diff in LSB; NPU cycles on",
+             "U55-128 and U85-256).", ""]
+    lines += [_measured(r) for r in rest]
     return lines
 
 

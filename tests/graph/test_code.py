@@ -92,7 +92,7 @@ def test_an_operator_the_model_does_not_use_is_in_none_of_its_keys(tree):
 
 
 @pytest.mark.needs_torch
-def test_the_operator_index_moves_with_targets_not_with_bodies(tree, tmp_path):
+def test_the_operator_index_moves_with_targets_not_with_bodies(tree):
     """Which file lowers which target is in the keys of the stages that read the registry:
     an edit of an operator's body leaves it, a new target changes it."""
     before = code.operator_index(tree)
@@ -114,15 +114,12 @@ def test_the_operator_index_moves_with_targets_not_with_bodies(tree, tmp_path):
 
 
 @pytest.mark.needs_torch
-def test_the_operator_index_moves_with_quantization_and_npu_rules(tree, tmp_path):
+def test_the_operator_index_moves_with_quantization_and_npu_rules(tree):
     """Each facet an operator file declares is an entry of the index: its targets' quantization
     rules and the NPU rules of the TOSA operators it owns. Moving the RESIZE rules from
     op_upsample.py to op_upsample_bilinear.py changes the index (and so the keys of the
     quantize, lower, vela and mixed stages), though no target moved."""
-    from pipeline.cache.store import Store
-
-    store = Store(tmp_path / "store")
-    before = code.operator_index(store, tree)
+    before = code.operator_index(tree)
     assert before["quant aten.conv2d.default"] == "op_conv2d"
     assert before["quant aten.relu.default"] == "op_clamp"
     assert before["npu u55 RESIZE"] == before["npu u65 RESIZE"] == "op_upsample"
@@ -138,7 +135,7 @@ def test_the_operator_index_moves_with_quantization_and_npu_rules(tree, tmp_path
                             .replace("import resize_inputs", "import resize_inputs, "
                                      "u55_resize_batch, u55_resize_factor")
                             .replace("import Operator, lowers", "import U55_U65, Operator, lowers"))
-        after = code.operator_index(store, tree)
+        after = code.operator_index(tree)
     finally:
         nearest.write_text(texts[0])
         bilinear.write_text(texts[1])
