@@ -34,7 +34,7 @@ FAMILY_DEFAULTS = {
 # The NPU-specific variants of a lowered INT graph (``pipeline/tosa/passes`` NPU_VARIANTS):
 # Ethos-U65 shares the U55's operator support and compiles the U55 variant.
 NPU_VARIANTS = ("u55", "u85")
-_VARIANT_OF = {"u55": "u55", "u65": "u55", "u85": "u85"}
+VARIANT_OF = {"u55": "u55", "u65": "u55", "u85": "u85"}
 # Vela's maximum address offset: 32-bit AXI on U55, 40-bit on U65/U85.
 _ADDRESS_BITS = {"u55": 32, "u65": 40, "u85": 40}
 # Vela's --cpu-tensor-alignment range (ethos-u-vela 5.2): vela.py refuses values under 16 or
@@ -90,7 +90,7 @@ class NpuConfig(RuledModel):
     @property
     def variant(self) -> str:
         """Which of ``NPU_VARIANTS`` of the lowered graph Vela compiles for this NPU."""
-        return _VARIANT_OF[self.family]
+        return VARIANT_OF[self.family]
 
     @property
     def macs(self) -> int:

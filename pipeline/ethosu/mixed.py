@@ -134,7 +134,7 @@ def _segment(k: int, part, path: Path, part_io: dict, vela_args: list[str],
     entry = {"index": k, "runs_on": part.runs_on, "inputs": list(part.inputs),
              "outputs": list(part.outputs), "operators": [p.index for p in part.ops]}
     if part.runs_on == "npu":
-        out = run_vela(path, path.with_name(f"vela{k}"), vela_args, where=where)
+        out = run_vela(path, path.with_name(f"vela{k}"), vela_args, where=where, checked=True)
         entry["vela"] = json.loads(out["figures"].read_text())
         entry["cycles"] = entry["vela"]["cycles_total"]
         return block("npu_segment", model_artifact(out["npz"], part_io, where)), entry
@@ -145,7 +145,7 @@ def _segment(k: int, part, path: Path, part_io: dict, vela_args: list[str],
 
 
 def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args: list[str],
-          accelerator: str, where: str = "") -> Path:
+          accelerator: str, where: str = "", known: list | None = None) -> Path:
     """Split ``tosa`` for ``accelerator``, compile and encode its segments, write the artifact.
 
     Args:
@@ -156,6 +156,7 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
         vela_args: the target's Vela options.
         accelerator: e.g. ``ethos-u55-128``.
         where: ``target/stage`` for error messages.
+        known: ``tosa``'s placement verdicts for the accelerator's family, when computed.
 
     Returns:
         ``artifact``.
@@ -168,7 +169,7 @@ def mixed(tosa: Path, io_path: Path, artifact: Path, record: Path, *, vela_args:
     from pipeline.ethosu.split import place, segments, subgraph
 
     io = json.loads(Path(io_path).read_text())
-    placed = place(Path(tosa), accelerator)
+    placed = place(Path(tosa), accelerator, known)
     parts = segments(Path(tosa), placed)
     tensors = _border(parts, flatbuffer.read_block(Path(tosa)), io, where)
     _check_limits(parts, tensors, where)

@@ -107,11 +107,13 @@ def mixed_verify(inputs: dict, report: Path, *, options: dict, cmake_dir: Path,
     from pipeline.ethosu.mixed import _segment_io
     from pipeline.files import write_atomic
     from pipeline.verify.check import _feeds
+    from pipeline.ethosu.placement import family
     from pipeline.ethosu.split import place, segments, subgraph
 
     tosa, io = Path(inputs["tosa"]), json.loads(Path(inputs["io"]).read_text())
     record = json.loads(Path(inputs["record"]).read_text())
-    parts = segments(tosa, place(tosa, record["accelerator"]))
+    known = json.loads(Path(inputs["placement"]).read_text())[family(record["accelerator"])]
+    parts = segments(tosa, place(tosa, record["accelerator"], known))
     cpu_parts = [(k, p) for k, p in enumerate(parts) if p.runs_on == "cpu"]
     payloads = _segment_blocks(Path(inputs["artifact"]).read_bytes())
     feeds = _feeds(io, torch.load(inputs["test_inputs"], weights_only=True))

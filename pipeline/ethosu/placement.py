@@ -119,14 +119,28 @@ def violations(operators: list[Resolved], accelerator: str) -> Iterator[str]:
             yield f"{op.location}: TOSA {op.op} on {accelerator} must {must}; got {got}"
 
 
-def check_npu_constraints(tosa: Path, accelerator: str, where: str = "") -> None:
-    """Raise if any operator of ``tosa`` breaks ``accelerator``'s constraints (all listed).
+def verdicts(tosa: Path, family_name: str) -> list[list[list[str]]]:
+    """Per operator of ``tosa``'s main block, in order: ``[must, got]`` of every rule it
+    breaks on an NPU family (``broken``). The lower stage keeps them (placement.json), so the
+    stages after it check placement without importing the operator files (and torch)."""
+    return [[list(found) for found in broken(op, family_name)] for op in read_operators(tosa)]
+
+
+def check_npu_constraints(tosa: Path, accelerator: str, where: str = "",
+                          known: list | None = None) -> None:
+    """Raise if any operator of ``tosa`` breaks ``accelerator``'s constraints (all listed);
+    ``known``: ``verdicts(tosa, family)`` when already computed.
 
     Raises:
         UserError: every violation, each naming the FX node, its source line, the target
             NPU and the constraint.
     """
-    found = list(violations(read_operators(tosa), accelerator))
+    operators = read_operators(tosa)
+    if known is None:
+        found = list(violations(operators, accelerator))
+    else:
+        found = [f"{op.location}: TOSA {op.op} on {accelerator} must {must}; got {got}"
+                 for op, rules in zip(operators, known, strict=True) for must, got in rules]
     if found:
         prefix = f"{where}: " if where else ""
         raise UserError(

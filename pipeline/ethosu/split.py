@@ -47,11 +47,14 @@ class Segment:
     outputs: tuple[str, ...]
 
 
-def place(tosa: Path, accelerator: str) -> list[Placed]:
-    """Where each operator of ``tosa`` runs on ``accelerator`` with CPU fallback, and why."""
+def place(tosa: Path, accelerator: str, known: list | None = None) -> list[Placed]:
+    """Where each operator of ``tosa`` runs on ``accelerator`` with CPU fallback, and why
+    (``known``: ``placement.verdicts(tosa, family)`` when already computed)."""
     name = family(accelerator)
     operators = read_operators(tosa)
-    reasons = [[f"must {must}; got {got}" for must, got in broken(op, name)] for op in operators]
+    if known is None:
+        known = [broken(op, name) for op in operators]
+    reasons = [[f"must {must}; got {got}" for must, got in rules] for rules in known]
     types = f"{', '.join(_NPU_INPUT_TYPES)}"
     moved = True
     while moved:  # each pass moves at least one operator to the CPU, or ends

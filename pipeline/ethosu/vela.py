@@ -38,7 +38,8 @@ def vela_command() -> list[str]:
     return [str(exe)] if exe.exists() else [shutil.which("vela") or "vela"]
 
 
-def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "") -> dict[str, Path]:
+def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "",
+             known: list | None = None, checked: bool = False) -> dict[str, Path]:
     """Compile ``tosa`` with Vela and collect its outputs.
 
     Args:
@@ -46,6 +47,9 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         out_dir: folder receiving ``model_vela.npz``, ``summary.csv``, ``per_layer.csv``,
             ``figures.json``.
         vela_args: options from the target's NPU config (accelerator, ini, system config, ...).
+        known: the placement verdicts of ``tosa`` for the accelerator's family
+            (``placement.verdicts``), when the lower stage computed them.
+        checked: the caller checked placement already (the NPU segments of a mixed graph).
 
     Returns:
         Output role -> path.
@@ -57,9 +61,9 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
     """
     from pipeline.ethosu.placement import check_npu_constraints
 
-    if "--accelerator-config" in vela_args:
+    if "--accelerator-config" in vela_args and not checked:
         accelerator = vela_args[list(vela_args).index("--accelerator-config") + 1]
-        check_npu_constraints(tosa, accelerator, where)
+        check_npu_constraints(tosa, accelerator, where, known)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
         network = Path(tmp) / "model.tosa"

@@ -229,7 +229,7 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     vela = plan.add(Invocation(
         "vela", name,
         inputs={"tosa": lower.outputs[f"tosa_{target.npu.variant}"],
-                "vela_ini": target.npu.config_file},
+                "placement": lower.outputs["placement"], "vela_ini": target.npu.config_file},
         outputs=_outputs(build, "vela", name),
         options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))
     package = plan.add(Invocation(
@@ -244,7 +244,7 @@ def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: 
     return plan.add(Invocation(
         "mixed", name,
         inputs={"tosa": lower.outputs[f"tosa_{npu.variant}"], "io": lower.outputs["io"],
-                "vela_ini": npu.config_file},
+                "placement": lower.outputs["placement"], "vela_ini": npu.config_file},
         outputs=_outputs(build, "mixed", name),
         options={"npu": options, "fallback": npu.fallback},
         params={"vela_args": npu.vela_args(), "accelerator": npu.config}))
@@ -261,7 +261,7 @@ def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
     return plan.add(Invocation(
         "mixed_verify", name,
         inputs={"artifact": b.mixed.outputs["artifact"], "record": b.mixed.outputs["record"],
-                "tosa": b.mixed.inputs["tosa"], "io": b.lower.outputs["io"],
+                "tosa": b.mixed.inputs["tosa"], "placement": b.mixed.inputs["placement"], "io": b.lower.outputs["io"],
                 "test_inputs": b.verify.inputs["test_inputs"], **runtime.inputs},
         outputs=_outputs(build, "mixed_verify", name),
         options={**runtime_options, "board": board.board, "qemu": board.qemu,

@@ -19,6 +19,7 @@ def lower(
     spec: str = "TOSA-1.0+INT",
     input_names: list[str] | None = None,
     variants: dict[str, Path] | None = None,
+    placement: Path | None = None,
     where: str = "",
 ) -> None:
     """Lower ``quantized`` to a TOSA flatbuffer and describe its inputs and outputs.
@@ -39,6 +40,7 @@ def lower(
         variants: NPU variant (``u55``, ``u85``; ``pipeline.tosa.passes.NPU_VARIANTS``) ->
             where to write the graph after that NPU's own TOSA passes (a copy of
             ``out_tosa``'s bytes when none applies).
+        placement: where to write placement.json (``write_placement``), when not None.
         where: prefix of every user error, e.g. ``u85-linux/lower``.
 
     Raises:
@@ -54,12 +56,31 @@ def lower(
     lowering = lower_program(load_program(quantized), spec, input_names=input_names,
                            variants=tuple(variants), where=where)
     lowering.write(out_tosa, out_io, variants)
+    if placement is not None:
+        write_placement(variants, placement)
+
+
+def write_placement(variants: dict[str, Path], out: Path) -> None:
+    """placement.json: per Ethos-U family, the rules each operator of that family's variant
+    breaks (``pipeline/ethosu/placement.py``). Vela's and the mixed stages read it, so they
+    check placement without importing the operator files that declare the rules (nor torch,
+    which those import)."""
+    import json
+
+    from pipeline.config.npu import VARIANT_OF
+    from pipeline.ethosu.placement import verdicts
+    from pipeline.files import write_atomic
+
+    found = {family: verdicts(variants[variant], family)
+             for family, variant in VARIANT_OF.items() if variant in variants}
+    write_atomic(out, json.dumps(found, sort_keys=True).encode())
 
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     variants = {k.removeprefix("tosa_"): p for k, p in o.items() if k.startswith("tosa_")}
     lower(i["model"], o["tosa"], o["io"], spec=options["spec"],
-          input_names=options["input_names"], variants=variants, where=where)
+          input_names=options["input_names"], variants=variants, placement=o["placement"],
+          where=where)
 
 
 STAGE = Stage(
@@ -68,6 +89,7 @@ STAGE = Stage(
     run=run,
     inputs={"model": File("program")},
     outputs={"tosa": File("tosa", "model.tosa"), "io": File("io", "io.json"),
+             "placement": File("placement", "placement.json"),
              "tosa_*": File("tosa", "model.{}.tosa")},
     views={"io": "io.json"},
 )

@@ -8,9 +8,11 @@ from pipeline.stages.declare import File, Stage
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     from pipeline.ethosu.mixed import mixed
+    from pipeline.stages.vela import known
 
     mixed(i["tosa"], i["io"], o["artifact"], o["record"], vela_args=params["vela_args"],
-          accelerator=params["accelerator"], where=where)
+          accelerator=params["accelerator"], where=where,
+          known=known(i["placement"], params["accelerator"]))
 
 
 STAGE = Stage(
@@ -18,7 +20,8 @@ STAGE = Stage(
     doc="split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
         "(npu: {fallback: cpu})",
     run=run,
-    inputs={"tosa": File("tosa"), "io": File("io"), "vela_ini": File("ini")},
+    inputs={"tosa": File("tosa"), "io": File("io"), "placement": File("placement"),
+            "vela_ini": File("ini")},
     outputs={"artifact": File("artifact", "model.bin"), "record": File("record", "mixed.json")},
     views={"artifact": "model.bin", "record": "mixed.json"},
 )

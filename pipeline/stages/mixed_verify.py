@@ -31,6 +31,7 @@ STAGE = Stage(
         "bit-exact",
     run=run,
     inputs={"artifact": File("artifact"), "record": File("record"), "tosa": File("tosa"),
+            "placement": File("placement"),
             "io": File("io"), "test_inputs": File("samples"), **RUNTIME_SOURCES},
     outputs={"report": File("report", "mixed_verify.json")},
     tools=tools,

@@ -6,17 +6,27 @@ from __future__ import annotations
 from pipeline.stages.declare import File, Stage
 
 
+def known(placement, accelerator: str) -> list:
+    """The placement verdicts the lower stage wrote for ``accelerator``'s family."""
+    import json
+
+    from pipeline.ethosu.placement import family
+
+    return json.loads(placement.read_text())[family(accelerator)]
+
+
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     from pipeline.ethosu.vela import run_vela
 
-    run_vela(i["tosa"], o["npz"].parent, params["vela_args"], where=where)
+    run_vela(i["tosa"], o["npz"].parent, params["vela_args"], where=where,
+             known=known(i["placement"], options["npu"]["config"]))
 
 
 STAGE = Stage(
     name="vela",
     doc="compile a TOSA graph for one Ethos-U configuration with Vela",
     run=run,
-    inputs={"tosa": File("tosa"), "vela_ini": File("ini")},
+    inputs={"tosa": File("tosa"), "placement": File("placement"), "vela_ini": File("ini")},
     outputs={"npz": File("npz", "model_vela.npz"), "summary": File("csv", "summary.csv"),
              "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json")},
     views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None},
