@@ -103,8 +103,10 @@ def text_bytes(folder: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=DEFAULT_MODELS)
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench_cpu")
+    parser.add_argument("--models", default=DEFAULT_MODELS,
+                        help="comma-separated example networks (default: all six)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench_cpu",
+                        help="where the graphs and firmware builds go")
     args = parser.parse_args()
     from pipeline.cpu.check_cases import write_check_cases
 

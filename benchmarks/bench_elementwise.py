@@ -45,7 +45,8 @@ def main() -> None:
     from npu_cycles import ACCELERATORS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"))
+    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"),
+                        help="quantization scheme")
     parser.add_argument("--only", default="", help="comma-separated case names")
     args = parser.parse_args()
     from models.cases.elementwise import integer_cases, quantized_cases

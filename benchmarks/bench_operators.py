@@ -336,7 +336,8 @@ def cases() -> list[tuple]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"))
+    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"),
+                        help="quantization scheme")
     parser.add_argument("--only", default="", help="regex on family/form")
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--markdown", action="store_true", help="print the README table too")

@@ -63,7 +63,8 @@ def main() -> None:
     from pipeline.cache import servers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref")
+    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref",
+                        help="comma-separated shipped targets to build")
     parser.add_argument("--keep", type=Path, help="keep the scratch folders here")
     args = parser.parse_args()
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench-remote-"))

@@ -63,8 +63,8 @@ def measure(shape, factor: int, dtype: str, folder: Path) -> dict[str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="int8,a16w8")
-    parser.add_argument("--factors", default="2")
+    parser.add_argument("--dtypes", default="int8,a16w8", help="comma-separated schemes")
+    parser.add_argument("--factors", default="2", help="comma-separated scale factors")
     args = parser.parse_args()
     print(
         f"{'case':<26} {'form':<7} {'ops':>3} {'max|d|':>6} {'exact':>6} "

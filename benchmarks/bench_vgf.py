@@ -77,9 +77,10 @@ def stage_seconds(log: str, models: list[str]) -> dict[str, dict[str, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--shader-cache", choices=("cold", "warm", "off"), default="cold")
+    parser.add_argument("--targets", default=",".join(TARGETS), help="VGF targets to build")
+    parser.add_argument("--models", default=",".join(MODELS), help="example models to build")
+    parser.add_argument("--shader-cache", choices=("cold", "warm", "off"), default="cold",
+                        help="Mesa's shader cache: empty, warmed by an untimed build, or off")
     parser.add_argument("--keep", type=Path, help="build here and keep it (default: a temp dir)")
     args = parser.parse_args()
     models = [m.strip() for m in args.models.split(",") if m.strip()]

@@ -45,7 +45,7 @@ def table_rows(name: str, result: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated; default: every example network")
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--json", type=Path, help="also write every result here")
     args = parser.parse_args()
     from models.cases.networks import NETWORKS, compile_network
 
