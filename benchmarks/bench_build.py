@@ -115,7 +115,8 @@ def scale(counts: list[int], project: Path, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref")
+    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref",
+                        help="comma-separated shipped targets to build")
     parser.add_argument("--keep", type=Path, help="keep the scratch project here")
     parser.add_argument("--scale", help="comma-separated target counts: no-op time per count")
     parser.add_argument("--store", type=Path, help="the store to use (default: a fresh one)")

@@ -75,9 +75,10 @@ def code_size(elf: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--store", default="")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated models of targets.yaml (default: MLPerf Tiny)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--store", default="", help="the store of the build (default: its own)")
     args = parser.parse_args()
     models = args.models.split(",")
     work = ROOT / "build" / "bench_cpu"

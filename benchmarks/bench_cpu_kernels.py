@@ -3,14 +3,15 @@
 
 Usage: .venv/bin/python benchmarks/bench_cpu_kernels.py [--models ds_cnn,resnet8] [--out DIR]
 
-Per network: quantize -> lower -> CPU graph, one random input, the TOSA reference model's
-output; then tosa_cpu_check.elf (runtime/tosa_cpu/check) built per variant - Cortex-M55
-portable and MVE (qemu -M mps3-an547, 32 MHz SysTick), Cortex-M4 portable and DSP (-M
-mps2-an386) - runs every network under `qemu -icount shift=0` (each instruction 1 ns of
-virtual time), checks its output bit-exact and reports the instructions of one inference: its
-SysTick ticks times the instructions per tick the firmware measures first on a loop of exactly
-2,000,000 instructions. Also: text bytes of
-libtosa_cpu.a per variant, and each network's arena against the sum of its tensors.
+Per network: quantize -> lower (the compile chain, ``pipeline.chain.run``) -> CPU graph, one
+random input, the TOSA reference model's output; then tosa_cpu_check.elf
+(runtime/tosa_cpu/check) built per variant - Cortex-M55 portable and MVE (qemu -M
+mps3-an547, 32 MHz SysTick), Cortex-M4 portable and DSP (-M mps2-an386) - runs every network
+under `qemu -icount shift=0` (each instruction 1 ns of virtual time), checks its output
+bit-exact and reports the instructions of one inference: its SysTick ticks times the
+instructions per tick the firmware measures first on a loop of exactly 2,000,000
+instructions. Also: text bytes of libtosa_cpu.a per variant, and each network's arena
+against the sum of its tensors.
 """
 
 from __future__ import annotations
@@ -40,21 +41,25 @@ def _run(argv: list, **kwargs) -> subprocess.CompletedProcess:
 
 
 def prepare(models: list[str], out: Path) -> tuple[dict, dict]:
+    from models.cases import INT8, SPECS, case_inputs
+    from models.cases.networks import network
+    from pipeline.chain.run import compile_model
+    from pipeline.cpu.check_cases import random_values
     from pipeline.cpu.graph_format import encode
     from pipeline.verify.reference_model import run_reference_model
-    from tests.cpu.cpu_helpers import random
-    from tests.models.networks import network
-    from tests.tosa.lowering_cases import INT8, lower_case
 
     cases, infos = {}, {}
     for name in models:
         model = network(name)()
-        case = lower_case(model, model.example_shapes, out / name, INT8, where=f"{name}/lower")
-        blob, info = encode(case.tosa)
+        example, calibration, tests = case_inputs(model.example_shapes)
+        compiled = compile_model(model, example, calibration, tests, out / name, scheme=INT8,
+                                 spec=SPECS[INT8], check=False, where=name)
+        tosa = compiled.folder / "model.tosa"
+        blob, info = encode(tosa)
         (tensor,) = info.inputs
-        value = random(tensor.shape, tensor.dtype, seed=1)
+        value = random_values(tensor.shape, tensor.dtype, seed=1)
         names = [t.name for t in info.outputs]
-        expected = run_reference_model(case.tosa, {tensor.name: value}, names)[names[0]]
+        expected = run_reference_model(tosa, {tensor.name: value}, names)[names[0]]
         cases[name] = (blob, value.tobytes(), expected.tobytes())
         infos[name] = info
     return cases, infos
@@ -98,10 +103,12 @@ def text_bytes(folder: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=DEFAULT_MODELS)
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench_cpu")
+    parser.add_argument("--models", default=DEFAULT_MODELS,
+                        help="comma-separated example networks (default: all six)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "bench_cpu",
+                        help="where the graphs and firmware builds go")
     args = parser.parse_args()
-    from tests.cpu.cpu_helpers import write_check_cases
+    from pipeline.cpu.check_cases import write_check_cases
 
     args.out.mkdir(parents=True, exist_ok=True)
     cases, infos = prepare(args.models.split(","), args.out)

@@ -4,11 +4,12 @@ Ethos-U55-128 and Ethos-U85-256 at one shape.
 
 Usage: .venv/bin/python benchmarks/bench_elementwise.py [--dtype int8|a16w8] [--only a,b]
 
-Each case of ``tests/tosa/elementwise_cases.py`` (a module as users write it, 1x16x16x16
+Each case of ``models/cases/elementwise.py`` (a module as users write it, 1x16x16x16
 inputs) is quantized (integer-tensor cases are not), lowered, verified against torch (max
 |diff| in output LSBs over the layers and outputs) and compiled by Vela for each NPU from
-that NPU's variant of the graph; a row per case: the U55 variant's TOSA operators, cycles
-and NPU operator share per NPU, or the reason it does not compile.
+that NPU's variant of the graph (the compile chain, ``pipeline.chain.run``); a row per case:
+the U55 variant's TOSA operators, cycles and NPU operator share per NPU, or the reason it
+does not compile.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def measure(module, specs, dtype: str, folder: Path) -> dict:
-    from npu_cycles import compile_on_npus, max_diff
+    from npu_cycles import compile_case, compile_on_npus, max_diff
 
     from pipeline.tosa.flatbuffer import operator_names
-    from tests.tosa.lowering_cases import run_case
 
-    case, report = run_case(module, specs, folder / "case", dtype)
-    ops = [o for o in operator_names(case.variant("u55")) if not o.startswith("CONST")]
+    compiled = compile_case(module, specs, dtype, folder / "case")
+    report = compiled.verify()
+    ops = [o for o in operator_names(compiled.variant("u55")) if not o.startswith("CONST")]
     row = {"ops": ops, "max_diff": max_diff(report), "passed": report["passed"]}
-    for accelerator, result in compile_on_npus(case, folder).items():
+    for accelerator, result in compile_on_npus(compiled, folder).items():
         row[accelerator] = (
             f"{result['cycles']} ({result['share']:.0%})"
             if "cycles" in result
@@ -43,12 +44,13 @@ def measure(module, specs, dtype: str, folder: Path) -> dict:
 def main() -> None:
     from npu_cycles import ACCELERATORS
 
-    from tests.tosa.elementwise_cases import integer_cases, quantized_cases
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"))
-    parser.add_argument("--only", default="")
+    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"),
+                        help="quantization scheme")
+    parser.add_argument("--only", default="", help="comma-separated case names")
     args = parser.parse_args()
+    from models.cases.elementwise import integer_cases, quantized_cases
+
     cases = {n: (m, s) for n, (m, s) in quantized_cases().items()}
     cases.update({n: (m, s) for n, (m, s, _) in integer_cases().items()})
     only = set(filter(None, args.only.split(",")))

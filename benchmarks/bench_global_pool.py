@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -22,8 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.config.npu import NpuConfig  # noqa: E402
-from pipeline.ethosu.vela import run_vela  # noqa: E402
+from pipeline.chain.vela import vela  # noqa: E402
 from pipeline.tosa import serialize  # noqa: E402
 from pipeline.tosa.graph import TosaGraph  # noqa: E402
 from pipeline.tosa.passes import split_global_pool_pass  # noqa: E402
@@ -60,9 +58,7 @@ def pool_graph(h: int, w: int, c: int) -> TosaGraph:
 def compile_form(graph: TosaGraph, npu: str, folder: Path) -> dict:
     folder.mkdir(parents=True)
     serialize.write(graph, folder / "model.tosa")
-    args = NpuConfig.model_validate({"config": npu}).vela_args()
-    outputs = run_vela(folder / "model.tosa", folder / "vela", args, where=f"bench/{npu}")
-    return json.loads(outputs["figures"].read_text())
+    return vela(folder / "model.tosa", npu, folder / "vela", where=f"bench/{npu}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,8 @@ Usage: .venv/bin/python benchmarks/bench_operators.py [--dtype int8|a16w8] [--on
 
 Each case (a module as users write it, at a small and a typical embedded shape) is quantized,
 lowered, verified against torch (max |diff| in output LSBs) and compiled by Vela for each NPU
-from that NPU's variant of the graph: NPU cycles and NPU operator share, or the rule of the
+from that NPU's variant of the graph (the compile chain, ``pipeline.chain.run``, as the
+operator tests run it): NPU cycles and NPU operator share, or the rule of the
 pre-Vela check that refuses it. The elementwise functions are ``bench_elementwise.py``'s.
 ``--markdown`` prints README's "What runs where" table: a row per form, its cycles at the
 last (typical) shape.
@@ -57,18 +58,16 @@ def rewrites(common: list[str], u55: list[str]) -> list[str]:
 
 
 def measure(module, specs, dtype: str, folder: Path) -> dict:
-    from npu_cycles import compile_on_npus, max_diff
+    from npu_cycles import compile_case, compile_on_npus, max_diff
 
-    from tests.tosa.lowering_cases import lower_case, verify_case
-
-    case = lower_case(module, specs, folder / "case", dtype)
-    u55 = _operators(case.variant("u55"))
-    row = {"ops": u55, "rewrites": rewrites(case.ops(), u55)}
+    compiled = compile_case(module, specs, dtype, folder / "case")
+    u55 = _operators(compiled.variant("u55"))
+    row = {"ops": u55, "rewrites": rewrites(_operators(compiled.folder / "model.tosa"), u55)}
     try:
-        row["max_diff"] = max_diff(verify_case(case))
+        row["max_diff"] = max_diff(compiled.verify())
     except Exception as exc:  # still compiled: the cycles of a wrong graph are worth seeing
         row["verify_error"] = _first_line(exc)
-    row.update(compile_on_npus(case, folder))
+    row.update(compile_on_npus(compiled, folder))
     return row
 
 
@@ -99,7 +98,7 @@ def cell(result: dict | None, width: int = 0) -> str:
 
 
 def shape_label(specs) -> str:
-    from tests.tosa.lowering_cases import random_inputs
+    from models.cases import random_inputs
 
     shapes = dict.fromkeys("x".join(map(str, t.shape)) for t in random_inputs(specs, 0))
     return ",".join(shapes)
@@ -194,7 +193,7 @@ def _cases() -> list[tuple]:
     import torch.nn.functional as F
     from torch import nn
 
-    from tests.tosa.lowering_cases import Fn, booleans, integers
+    from models.cases import Fn, booleans, integers
 
     def f(fn):  # a module whose forward is ``fn(*inputs)``
         return lambda shape: Fn(lambda layers, *xs: fn(*xs))
@@ -337,7 +336,8 @@ def cases() -> list[tuple]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"))
+    parser.add_argument("--dtype", default="int8", choices=("int8", "a16w8"),
+                        help="quantization scheme")
     parser.add_argument("--only", default="", help="regex on family/form")
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--markdown", action="store_true", help="print the README table too")

@@ -53,7 +53,7 @@ def row(name: str, result: dict, seconds: float) -> str:
 
 
 def main() -> int:
-    from tests.models.real_models import ZOO, build_model, model_names
+    from models.zoo.runner import ZOO, build_model, model_names
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", type=Path, default=ZOO, help="a targets.yaml")

@@ -60,10 +60,11 @@ def remote_line(proc: subprocess.CompletedProcess) -> str:
 
 
 def main() -> None:
-    from tests.cache import servers
+    from pipeline.cache import servers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref")
+    parser.add_argument("--targets", default="u85-linux,u55-baremetal,u85-baremetal,tosa-ref",
+                        help="comma-separated shipped targets to build")
     parser.add_argument("--keep", type=Path, help="keep the scratch folders here")
     args = parser.parse_args()
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench-remote-"))
@@ -91,7 +92,7 @@ def main() -> None:
         rows.append(("B: empty folder and store, restore from the remote", seconds, ran(proc),
                      remote_line(proc)))
     finally:
-        servers._stop(server.proc)
+        server.stop()
     print(f"targets: {args.targets}  (server: SeaweedFS weed mini on loopback)")
     print(f"{'measurement':60} {'seconds':>8} {'tasks run':>10}")
     for name, secs, count, line in rows:

@@ -8,7 +8,8 @@ only). "filter": the U55/U65 variant of the same graph, where split_bilinear_res
 replicated edges + NEAREST RESIZE + DEPTHWISE_CONV2D + RESCALE. Each case is quantized,
 lowered and verified against torch (max |diff| in output LSBs, exact-match fraction), then
 each graph compiled by Vela; one row per case and form, with the filter form's U85 cycles
-relative to the resize form's.
+relative to the resize form's. Vela runs with a target's default system config and memory
+mode for each NPU (``pipeline.chain.vela``).
 """
 
 from __future__ import annotations
@@ -29,28 +30,32 @@ def measure(shape, factor: int, dtype: str, folder: Path) -> dict[str, dict]:
     """Lower (common graph + U55 variant), verify both, Vela-compile; figures per form."""
     from torch import nn
 
-    from pipeline.stages.lower import lower
-    from pipeline.verify.check import verify
+    from models.cases import SPECS, case_inputs
+    from pipeline.chain.export import export
+    from pipeline.chain.run import quantize_and_lower
+    from pipeline.chain.vela import vela
+    from pipeline.chain.verify import verify
     from pipeline.tosa.flatbuffer import operator_names
-    from tests.tosa.lowering_cases import SPECS, lower_case, run_vela
 
     module = nn.Upsample(scale_factor=factor, mode="bilinear", align_corners=False)
-    case = lower_case(module, [shape], folder / "case", dtype)
-    program, variant = case.path(case.path("program").read_text()), case.path("u55.tosa")
-    lower(program, case.tosa, case.path("io.json"), spec=SPECS[dtype], variants={"u55": variant})
-    report = verify(case.path("model.pt2"), program, case.tosa, case.path("io.json"),
-                    case.path("test_inputs.pt"), case.path("report.json"),
-                    variants={"u55": variant})  # fmt: skip
+    example, calibration, tests = case_inputs([shape])
+    program = export(module.eval(), example, "bench/export")
+    quantized, lowering = quantize_and_lower(program, calibration, dtype, SPECS[dtype],
+                                             variants=("u55",), where="bench")
+    report = verify(program, quantized, lowering, tests, where="bench/verify")
+    folder.mkdir(parents=True, exist_ok=True)
+    common, variant = folder / "model.tosa", folder / "model.u55.tosa"
+    lowering.write(common, None, {"u55": variant})
     rows = {}
     for form, tosa, outputs in (
-        ("resize", case.tosa, report["outputs"]),
+        ("resize", common, report["outputs"]),
         ("filter", variant, report["variants"]["u55"]["outputs"]),
     ):
         ops = [op for op in operator_names(tosa) if not op.startswith("CONST")]
         row = {"ops": len(ops), "max_diff": outputs[0]["max_abs_diff_int"],
                "exact": outputs[0]["exact_match_fraction"]}  # fmt: skip
         for accelerator in ACCELERATORS[form]:
-            figures = run_vela(tosa, accelerator, folder / form / accelerator)
+            figures = vela(tosa, accelerator, folder / form / accelerator)
             row[accelerator] = (figures["cycles_npu"], figures["npu_op_share"])
         rows[form] = row
     return rows
@@ -58,8 +63,8 @@ def measure(shape, factor: int, dtype: str, folder: Path) -> dict[str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", default="int8,a16w8")
-    parser.add_argument("--factors", default="2")
+    parser.add_argument("--dtypes", default="int8,a16w8", help="comma-separated schemes")
+    parser.add_argument("--factors", default="2", help="comma-separated scale factors")
     args = parser.parse_args()
     print(
         f"{'case':<26} {'form':<7} {'ops':>3} {'max|d|':>6} {'exact':>6} "

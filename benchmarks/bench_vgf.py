@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOIT = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT)]
 sys.path.insert(0, str(ROOT))
 # The same models and calibration as the VGF end-to-end tests: one list.
-from tests.graph.test_vgf_e2e import CALIBRATION, MODELS  # noqa: E402
+from models.cases.networks import CALIBRATION, MODELS  # noqa: E402
 
 TARGETS = {
     "vgf-fp": "{cpu: cortex-a55, tosa: TOSA-1.0+FP, quantization: none, vgf: {}}",
@@ -77,9 +77,10 @@ def stage_seconds(log: str, models: list[str]) -> dict[str, dict[str, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--shader-cache", choices=("cold", "warm", "off"), default="cold")
+    parser.add_argument("--targets", default=",".join(TARGETS), help="VGF targets to build")
+    parser.add_argument("--models", default=",".join(MODELS), help="example models to build")
+    parser.add_argument("--shader-cache", choices=("cold", "warm", "off"), default="cold",
+                        help="Mesa's shader cache: empty, warmed by an untimed build, or off")
     parser.add_argument("--keep", type=Path, help="build here and keep it (default: a temp dir)")
     args = parser.parse_args()
     models = [m.strip() for m in args.models.split(",") if m.strip()]

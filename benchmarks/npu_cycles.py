@@ -1,14 +1,27 @@
-"""Shared by the operator benchmarks: compile a lowered case for each NPU from that NPU's
-variant of the graph and return its cycles, or the rule or error that stopped it."""
+"""Shared by the operator benchmarks: compile an operator case as the operator tests do
+(``pipeline.chain.run``), then for each NPU from that NPU's variant of the graph, and return
+its cycles, or the rule or error that stopped it."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 ACCELERATORS = ("ethos-u55-128", "ethos-u85-256")
 _RULE = re.compile(r"TOSA (\w+) on ethos-\S+ must (.*)$")
+
+
+def compile_case(module, specs, dtype: str, folder: Path, where: str = "bench"):
+    """``module`` on inputs drawn from ``specs`` (``models.cases``: the example, 4 calibration
+    and 2 test input sets), quantized with ``dtype`` (``fp``: kept float) and lowered to the
+    scheme's narrowest spec with its NPU variants; not yet verified (``Compiled.verify``)."""
+    from models.cases import FP, SPECS, case_inputs
+    from pipeline.chain.run import compile_model
+
+    example, calibration, tests = case_inputs(specs)
+    return compile_model(module, example, calibration, tests, folder,
+                         scheme=None if dtype == FP else dtype, spec=SPECS[dtype], check=False,
+                         where=where)
 
 
 def max_diff(report: dict) -> int:
@@ -22,29 +35,27 @@ def broken_rules(message: str) -> list[str]:
     return list(dict.fromkeys(f"{m[1]} must {m[2]}" for m in found if m))
 
 
-def compile_on_npus(case, folder: Path, accelerators=ACCELERATORS) -> dict[str, dict]:
+def compile_on_npus(compiled, folder: Path, accelerators=ACCELERATORS) -> dict[str, dict]:
     """Accelerator -> ``{"cycles", "share"}`` (NPU cycles, NPU operator share), or
     ``{"rules"}`` (the pre-Vela check refused it) or ``{"error"}`` (the last line of any
     other failure); every accelerator is tried whatever the others give."""
-    from pipeline.errors import UserError
-    from pipeline.ethosu.vela import run_vela
-    from pipeline.ethosu.placement import check_npu_constraints
-    from tests.models.networks import vela_args
+    from pipeline.chain.vela import npu_config, vela
+    from pipeline.errors import StageError, UserError
 
     results = {}
     for accelerator in accelerators:
-        tosa = case.variant("u55" if "u55" in accelerator or "u65" in accelerator else "u85")
+        tosa = compiled.variant(npu_config(accelerator).variant)
         try:
-            check_npu_constraints(tosa, accelerator)
-        except UserError as exc:
-            results[accelerator] = {"rules": broken_rules(str(exc)), "error": _last(exc)}
-            continue
-        try:
-            outputs = run_vela(tosa, folder / accelerator, vela_args(accelerator))
-        except Exception as exc:  # a cell says why, the other NPU still runs
+            figures = vela(tosa, accelerator, folder / accelerator)
+        except StageError as exc:  # Vela itself failed: a cell says why, the other NPU runs
             results[accelerator] = {"error": _last(exc)}
             continue
-        figures = json.loads(outputs["figures"].read_text())
+        except UserError as exc:  # the NPU's placement rules, checked before Vela
+            results[accelerator] = {"rules": broken_rules(str(exc)), "error": _last(exc)}
+            continue
+        except Exception as exc:  # noqa: BLE001 - any other failure is a cell too
+            results[accelerator] = {"error": _last(exc)}
+            continue
         results[accelerator] = {"cycles": figures["cycles_npu"], "share": figures["npu_op_share"]}
     return results
 

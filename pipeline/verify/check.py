@@ -59,13 +59,10 @@ def _as_tuple(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def _torch_runs(float_model: Path, program, samples) -> list[tuple[tuple, tuple]]:
+def _torch_runs(float_fn, program, samples) -> list[tuple[tuple, tuple]]:
     """Per sample: (torch's quantized graph outputs, float model outputs), float32."""
     import torch
 
-    from pipeline.programs import load_program
-
-    float_fn = load_program(float_model).module(check_guards=False)
     runs = []
     with torch.no_grad():
         for sample in samples:
@@ -220,6 +217,55 @@ def _one_torch_thread():
         torch.set_num_threads(previous)
 
 
+def check(float_fn, program, tosa: Path, desc: dict, samples, *,
+          variants: dict[str, Path] | None = None,
+          where: str = "") -> tuple[dict, list[VerificationError]]:
+    """The verification of a lowered graph, in memory: ``verify`` without its files.
+
+    Args:
+        float_fn: the float program's module (SQNR reference).
+        program: the q/dq program's module the graph was lowered from, as it was before the
+            lowering (which rewrites a program in place).
+        tosa, desc: the lowered graph's flatbuffer and its IO description (io.json's content).
+        samples: the input tuples.
+        variants: as ``verify``'s.
+
+    Returns:
+        (the report, its failures: the first failing layer, then failing outputs, per graph).
+    """
+    with _one_torch_thread():
+        torch_runs = _torch_runs(float_fn, program, samples)
+        feeds = _feeds(desc, samples)
+        checked = _check(tosa, desc, samples, program, torch_runs, feeds, where)
+        others = {}
+        for name, graph in (variants or {}).items():
+            if Path(graph).read_bytes() == Path(tosa).read_bytes():
+                others[name] = "same graph"
+            else:
+                others[name] = _check(graph, desc, samples, program, torch_runs, feeds, where)
+    failures = _failures(where, checked, len(samples)) + [
+        error
+        for name, v in others.items() if isinstance(v, dict)
+        for error in _failures(f"{where} ({name} variant)", v, len(samples))
+    ]  # fmt: skip
+    report = {
+        "where": where,
+        "tosa_spec": desc.get("tosa_spec"),
+        "samples": len(samples),
+        **checked,
+        **({"variants": others} if others else {}),
+        "passed": not failures,
+    }
+    return report, failures
+
+
+def write_report(report: dict, out_report: Path) -> None:
+    """The report as JSON, renamed into place (readers never see half a file)."""
+    tmp = out_report.with_name(f".{out_report.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    os.replace(tmp, out_report)
+
+
 def verify(
     float_model: Path,
     quantized: Path,
@@ -259,33 +305,11 @@ def verify(
 
     desc = json.loads(Path(io).read_text())
     samples = torch.load(test_inputs, weights_only=True)
-    with _one_torch_thread():
-        program = load_program(quantized).module(check_guards=False)
-        torch_runs = _torch_runs(float_model, program, samples)
-        feeds = _feeds(desc, samples)
-        checked = _check(tosa, desc, samples, program, torch_runs, feeds, where)
-        others = {}
-        for name, graph in (variants or {}).items():
-            if Path(graph).read_bytes() == Path(tosa).read_bytes():
-                others[name] = "same graph"
-            else:
-                others[name] = _check(graph, desc, samples, program, torch_runs, feeds, where)
-    failures = _failures(where, checked, len(samples)) + [
-        error
-        for name, v in others.items() if isinstance(v, dict)
-        for error in _failures(f"{where} ({name} variant)", v, len(samples))
-    ]  # fmt: skip
-    report = {
-        "where": where,
-        "tosa_spec": desc.get("tosa_spec"),
-        "samples": len(samples),
-        **checked,
-        **({"variants": others} if others else {}),
-        "passed": not failures,
-    }
-    tmp = out_report.with_name(f".{out_report.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, out_report)
+    program = load_program(quantized).module(check_guards=False)
+    float_fn = load_program(float_model).module(check_guards=False)
+    report, failures = check(float_fn, program, tosa, desc, samples, variants=variants,
+                             where=where)
+    write_report(report, out_report)
     if failures:
         raise failures[0]
     return report

@@ -1,28 +1,30 @@
-"""benchmarks/bench_vs_executorch.py without ExecuTorch: its --help and how it reads models."""
+"""benchmarks/bench_vs_executorch.py (the package benchmarks/vs_executorch/) without
+ExecuTorch: its --help, its imports, and how it reads models."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.vs_executorch import end_to_end, models
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "bench_vs_executorch.py"
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_vs_executorch", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)  # module level imports the standard library only
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+def test_modules_import_the_standard_library_only():
+    """--help and these tests must run where neither torch nor ExecuTorch imports."""
+    code = ("import sys, benchmarks.vs_executorch.cli as c, benchmarks.vs_executorch.run, "
+            "benchmarks.vs_executorch.report, benchmarks.vs_executorch.end_to_end\n"
+            "heavy = sorted(m for m in ('torch', 'executorch', 'numpy', 'pipeline') "
+            "if m in sys.modules)\n"
+            "assert not heavy, heavy")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_help_runs_without_executorch():
@@ -35,8 +37,8 @@ def test_help_runs_without_executorch():
         assert option in proc.stdout
 
 
-def test_models_come_from_a_targets_file(bench):
-    entries = bench.model_entries(ROOT / "targets.yaml")
+def test_models_come_from_a_targets_file():
+    entries = models.model_entries(ROOT / "targets.yaml")
     names = [e.name for e in entries]
     assert names[:2] == ["add", "cnn"]
     cnn = entries[1]
@@ -45,7 +47,7 @@ def test_models_come_from_a_targets_file(bench):
     assert cnn.calibration["samples"] == 16 and cnn.observer == "mse"  # the default
 
 
-def test_any_targets_file_and_its_observer(bench, tmp_path):
+def test_any_targets_file_and_its_observer(tmp_path):
     (tmp_path / "net.py").write_text("import torch\nclass Net(torch.nn.Module):\n"
                                      "    def forward(self, x):\n        return x\n"
                                      "def draw():\n    return torch.rand(1, 4)\n")
@@ -53,25 +55,25 @@ def test_any_targets_file_and_its_observer(bench, tmp_path):
         "models:\n  net: {source: net.py:Net, inputs: net.py:draw, seed: 3,\n"
         "        calibration: {samples: 4, observer: minmax}}\n"
         "targets:\n  t: {cpu: host, npu: null, models: [net]}\n")
-    (entry,) = bench.select_models(tmp_path / "t.yaml", "net")
+    (entry,) = models.select_models(tmp_path / "t.yaml", "net")
     assert entry.factory == (tmp_path / "net.py", "draw") and entry.inputs == ()
     assert (entry.seed, entry.observer, entry.calibration["samples"]) == (3, "minmax", 4)
     assert entry.export_options()["input_factory"] == (tmp_path / "net.py", "draw")
 
 
-def test_unknown_model_names_are_refused_with_the_list(bench):
+def test_unknown_model_names_are_refused_with_the_list():
     with pytest.raises(SystemExit, match=r"--models must name models of .*targets.yaml "
                                          r"\(add, cnn, .*\); got nope"):
-        bench.select_models(ROOT / "targets.yaml", "cnn,nope")
+        models.select_models(ROOT / "targets.yaml", "cnn,nope")
 
 
-def test_the_end_to_end_targets_file_loads(bench, tmp_path):
+def test_the_end_to_end_targets_file_loads(tmp_path):
     """The scratch targets file of --end-to-end holds the models as the user's file has them."""
     from pipeline.config import load_config
 
-    entries = bench.select_models(ROOT / "targets.yaml", "add,cnn")
+    entries = models.select_models(ROOT / "targets.yaml", "add,cnn")
     path = tmp_path / "targets.yaml"
-    path.write_text(bench._scratch_targets_yaml(entries, ["ethos-u55-128", "ethos-u85-256"]))
+    path.write_text(end_to_end.scratch_targets_yaml(entries, ["ethos-u55-128", "ethos-u85-256"]))
     config = load_config(path)
     assert list(config.models) == ["add", "cnn"]
     assert config.models["cnn"].calibration.observer == "mse"

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.cpu.graph_format import NUMPY, write_cpu_graph
+from pipeline.cpu.check_cases import random_values as random  # noqa: F401 (shared)
+from pipeline.cpu.check_cases import write_check_cases  # noqa: F401 (shared)
+from pipeline.cpu.graph_format import write_cpu_graph
 from pipeline.tosa import serialize
 from pipeline.tosa.graph import TosaGraph
 from pipeline.verify.reference_model import run_reference_model
@@ -20,7 +22,6 @@ from pipeline.tosa.spec import parse_spec
 from tests.runtime.runtime_helpers import build_dir, cmake_build, run
 
 SPEC = "TOSA-1.0+INT+int16"
-RANGES = {"bool": (0, 1), "int8": (-128, 127), "int16": (-32768, 32767), "int32": (-2**20, 2**20)}
 
 
 def build_tool(request) -> Path:
@@ -29,14 +30,6 @@ def build_tool(request) -> Path:
                          "-DETHOSU_RT_SANITIZE=ON", build_type="RelWithDebInfo",
                          targets=("tosa_cpu_run",))
     return folder / "bin" / "tosa_cpu_run"
-
-
-def random(shape, dtype: str, seed: int, low: int | None = None, high: int | None = None):
-    """Uniform integers of ``dtype`` over its range (or [low, high])."""
-    lo, hi = RANGES[dtype]
-    values = np.random.default_rng(seed).integers(lo if low is None else low,
-                                                  (hi if high is None else high) + 1, size=shape)
-    return values.astype(np.bool_) if dtype == "bool" else values.astype(NUMPY[dtype])
 
 
 class Graph:
@@ -112,28 +105,3 @@ def assert_bit_exact(results: dict) -> None:
                 f"reference model (largest difference {diff.max()}, first at "
                 f"{np.unravel_index(np.argmax(diff > 0), diff.shape)}: want "
                 f"{want.flat[np.argmax(diff > 0)]}, got {got.flat[np.argmax(diff > 0)]})")
-
-
-def _c_array(name: str, data: bytes) -> str:
-    body = ",".join(str(b) for b in data) or "0"
-    return f"static const uint8_t {name}[] __attribute__((aligned(16))) = {{{body}}};\n"
-
-
-def write_check_cases(cases: dict[str, tuple[bytes, bytes, bytes]], path: Path) -> Path:
-    """The C file of runtime/tosa_cpu/check (TOSA_CPU_CHECK_CASES_C): per case name, the CPU
-    graph, its one input and its expected first output, as bytes."""
-    text = ["#include <stdint.h>\n",
-            "struct TosaCpuCheckCase { const char* name; const uint8_t* graph; uint32_t "
-            "graph_bytes; const uint8_t* input; uint32_t input_bytes; const uint8_t* expected; "
-            "uint32_t expected_bytes; };\n"]
-    entries = []
-    for i, (name, (blob, value, expected)) in enumerate(cases.items()):
-        text += [_c_array(f"graph_{i}", blob), _c_array(f"input_{i}", value),
-                 _c_array(f"expected_{i}", expected)]
-        entries.append(f'{{"{name}", graph_{i}, {len(blob)}, input_{i}, {len(value)}, '
-                       f"expected_{i}, {len(expected)}}}")
-    text.append("const struct TosaCpuCheckCase tosa_cpu_check_cases[] = {\n  "
-                + ",\n  ".join(entries) + "};\n")
-    text.append(f"const uint32_t tosa_cpu_check_count = {len(entries)};\n")
-    path.write_text("".join(text))
-    return path

@@ -11,7 +11,7 @@ from models.add import AddModel
 from models.cnn import SmallCNN
 from pipeline.cpu.graph_format import write_cpu_graph
 from tests.cpu.cpu_helpers import assert_bit_exact, build_tool, compare, random
-from tests.models.networks import NETWORKS, network
+from models.cases.networks import NETWORKS, network
 from tests.tosa.lowering_cases import A16W8, INT8, lower_case
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

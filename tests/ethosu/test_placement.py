@@ -5,7 +5,7 @@ from torch import nn
 
 from pipeline.errors import UserError
 from pipeline.ethosu.placement import check_npu_constraints, family, read_operators
-from tests.models.networks import vela_args
+from pipeline.chain.vela import vela_args
 from tests.tosa.lowering_cases import FP, lower_case
 
 pytestmark = [pytest.mark.needs_torch]
@@ -159,7 +159,7 @@ def test_int8_left_shift_is_named_on_u55_and_the_variant_compiles(tmp_path):
 
     from pipeline.errors import StageError
     from pipeline.ethosu.vela import run_vela
-    from tests.tosa.elementwise_cases import Lambda
+    from models.cases import Lambda
     from tests.tosa.lowering_cases import integers
 
     case = lower_case(Lambda(lambda a: a.to(torch.int8) << 2), [integers((2, 16), 100)], tmp_path)

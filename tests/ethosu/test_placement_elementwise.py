@@ -7,8 +7,9 @@ import pytest
 
 from pipeline.ethosu.vela import run_vela
 from pipeline.ethosu.placement import check_npu_constraints
-from tests.models.networks import ACCELERATORS, vela_args
-from tests.tosa.elementwise_cases import integer_cases, quantized_cases
+from models.cases.networks import ACCELERATORS
+from pipeline.chain.vela import vela_args
+from models.cases.elementwise import integer_cases, quantized_cases
 from tests.tosa.lowering_cases import A16W8, INT8, lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]

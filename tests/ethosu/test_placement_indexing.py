@@ -12,7 +12,7 @@ from torch import nn
 
 from pipeline.errors import UserError
 from pipeline.ethosu.vela import run_vela
-from tests.models.networks import vela_args
+from pipeline.chain.vela import vela_args
 from tests.tosa.lowering_cases import booleans, integers, lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]

@@ -10,7 +10,8 @@ from torch import nn
 from pipeline.config.npu import NpuConfig
 from pipeline.ethosu.vela import run_vela
 from pipeline.ethosu.placement import check_npu_constraints
-from tests.models.networks import ACCELERATORS, vela_args
+from models.cases.networks import ACCELERATORS
+from pipeline.chain.vela import vela_args
 from tests.tosa.lowering_cases import A16W8, INT8, Fn, lower_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]

@@ -14,7 +14,8 @@ from pipeline.config.npu import NpuConfig
 from pipeline.errors import UserError
 from pipeline.ethosu.vela import run_vela
 from pipeline.ethosu.placement import check_npu_constraints
-from tests.models.networks import ACCELERATORS, vela_args
+from models.cases.networks import ACCELERATORS
+from pipeline.chain.vela import vela_args
 from tests.tosa.lowering_cases import A16W8, INT8, lower_case
 from tests.tosa.ops.test_op_rnn import KeywordSpotter, Recurrent
 from tests.tosa.ops.test_op_sdpa import Attention, CausalBuffer, Mha, padding_mask, qkv

@@ -26,27 +26,12 @@ from pipeline.vgf.convert import tool
 from pipeline.vgf.check import run_check
 from pipeline.vgf.vulkan import vulkan_environment
 from pipeline.verify.reference_model import run_reference_model
+from models.cases.networks import CALIBRATION, MODELS  # every network of models/
 from tests.graph.test_build_e2e import ROOT, doit, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_vulkan]
 
-CALIBRATION = "{samples: 4, seed: 1, observer: minmax, bias_correction: false}"
-MODELS = {  # every network of models/
-    "add": "models/add.py:AddModel, inputs: [{name: x, shape: [1, 8, 8, 16]}, "
-           "{name: y, shape: [1, 8, 8, 16]}]",
-    "cnn": "models/cnn.py:SmallCNN, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
-    "ds_cnn": "models/ds_cnn.py:DSCNN, inputs: [{name: mfcc, shape: [1, 1, 49, 10]}]",
-    "resnet8": "models/resnet8.py:ResNet8, inputs: [{name: image, shape: [1, 3, 32, 32]}]",
-    "mobilenet_v1": "models/mobilenet_v1.py:MobileNetV1, inputs: [{name: image, "
-                    "shape: [1, 3, 96, 96]}]",
-    "autoencoder": "models/autoencoder.py:AutoEncoder, inputs: [{name: features, "
-                   "shape: [1, 640]}]",
-    "mobilenet_v2": "models/mobilenet_v2.py:MobileNetV2, inputs: [{name: image, "
-                    "shape: [1, 3, 96, 96]}]",
-    "transformer": "models/transformer_block.py:TransformerBlock, inputs: [{name: tokens, "
-                   "shape: [1, 16, 64]}]",
-}
 TARGETS = "models:\n" + "".join(
     f"  {name}: {{source: {spec}, calibration: {CALIBRATION}}}\n" for name, spec in MODELS.items()
 ) + f"""defaults:

@@ -7,7 +7,7 @@ compiles the same networks with more samples and prints the figures.
 
 import pytest
 
-from tests.models.networks import ACCELERATORS, NETWORKS, compile_network
+from models.cases.networks import ACCELERATORS, NETWORKS, compile_network
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref, pytest.mark.needs_vela]
 

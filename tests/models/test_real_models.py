@@ -7,7 +7,7 @@ benchmarks/bench_real_models.py builds the same list and prints the figures."""
 
 import pytest
 
-from tests.models.real_models import ZOO, build_model, model_names
+from models.zoo.runner import ZOO, build_model, model_names
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref, pytest.mark.needs_vela]
 

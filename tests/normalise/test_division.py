@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pipeline.chain.export import normalise
-from tests.tosa.elementwise_cases import Lambda
+from models.cases import Lambda
 
 pytestmark = pytest.mark.needs_torch
 

@@ -9,7 +9,7 @@ from torch import nn
 
 from pipeline.normalise.promotion import promotions
 from pipeline.chain.export import export as export_program
-from tests.tosa.elementwise_cases import Lambda as Fn
+from models.cases import Lambda as Fn
 
 pytestmark = pytest.mark.needs_torch
 

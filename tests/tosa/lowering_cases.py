@@ -1,33 +1,48 @@
 """Test support: export -> quantize -> lower -> verify small torch modules, and run Vela.
 
-Each case writes the export stage's files itself (model.pt2, calibration.pt, test_inputs.pt)
-so the quantize, lower and verify stages are exercised exactly as the build runs them.
+A case runs the compile chain in memory (``pipeline.chain``: the steps the stages run) and
+writes the files each stage would write (model.pt2, calibration.pt, test_inputs.pt,
+quantized.pt2, model.tosa, io.json, model.<variant>.tosa), which tests read and may rewrite;
+``verify_case`` runs the verify stage's function on those files.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from torch import nn
 
+from models.cases import (  # noqa: F401 (shared with the benchmarks)
+    A16W8,
+    FP,
+    INT8,
+    SPECS,
+    Fn,
+    booleans,
+    case_inputs,
+    integers,
+    random_inputs,
+)
 from pipeline.chain.export import export as export_program
-from pipeline.stages.lower import lower
-from pipeline.stages.quantize import quantize
-from pipeline.verify.check import verify
+from pipeline.chain.run import quantize_and_lower
+from pipeline.programs import save_program
 from pipeline.tosa.flatbuffer import operator_names
+from pipeline.verify.check import verify
 
 CALIBRATION_SAMPLES = 4
 TEST_SAMPLES = 2
-INT8, A16W8, FP = "int8", "a16w8", "fp"
-SPECS = {INT8: "TOSA-1.0+INT", A16W8: "TOSA-1.0+INT+int16", FP: "TOSA-1.0+FP"}
 
 
 @dataclass
 class Case:
+    """A case's folder, and what ``export_case`` drew for it, in memory."""
+
     folder: Path
+    program: object = field(default=None, repr=False)  # the exported float program
+    calibration: list = field(default_factory=list, repr=False)
+    tests: list = field(default_factory=list, repr=False)
 
     def path(self, name: str) -> Path:
         return self.folder / name
@@ -48,58 +63,17 @@ class Case:
         return json.loads(self.path("io.json").read_text())
 
 
-class Fn(nn.Module):
-    """A test module from a function of its layers: ``Fn(lambda m, x: m[0](x) + x, conv)``."""
-
-    def __init__(self, fn, *modules):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn, self.layers = fn, nn.ModuleList(modules)
-
-    def forward(self, *xs):
-        return self.fn(self.layers, *xs)
-
-
-def random_inputs(shapes, seed: int) -> tuple[torch.Tensor, ...]:
-    """Uniform inputs in [-1, 1); a shape given as ``(shape, amplitude)`` scales its range, and
-    a callable ``(generator) -> tensor`` draws any other input (integer ids, bool masks)."""
-    generator = torch.Generator().manual_seed(seed)
-    inputs = []
-    for spec in shapes:
-        if callable(spec):
-            inputs.append(spec(generator))
-            continue
-        shape, amplitude = spec if isinstance(spec[0], (tuple, list)) else (spec, 1.0)
-        inputs.append((torch.rand(shape, generator=generator) * 2 - 1) * amplitude)
-    return tuple(inputs)
-
-
-def integers(shape, high: int, dtype=torch.int64):
-    """An input spec for ``random_inputs``: integers in [0, high) - token ids, indices."""
-    return lambda generator: torch.randint(0, high, shape, generator=generator, dtype=dtype)
-
-
-def booleans(shape, p_true: float = 0.7, dtype=torch.bool):
-    """An input spec for ``random_inputs``: a mask, True (1) with probability ``p_true``."""
-    return lambda generator: (torch.rand(shape, generator=generator) < p_true).to(dtype)
-
-
 def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
     """Write what the export stage writes: model.pt2 (normalised), calibration.pt,
     test_inputs.pt."""
     folder.mkdir(parents=True, exist_ok=True)
     module = module.eval()
-    example = random_inputs(shapes, 0)
-    torch.export.save(export_program(module, example), folder / "model.pt2")
-    torch.save(
-        [random_inputs(shapes, 1 + i) for i in range(CALIBRATION_SAMPLES)],
-        folder / "calibration.pt",
-    )
-    torch.save(
-        [example] + [random_inputs(shapes, 100 + i) for i in range(TEST_SAMPLES - 1)],
-        folder / "test_inputs.pt",
-    )
-    return Case(folder)
+    example, calibration, tests = case_inputs(shapes, CALIBRATION_SAMPLES, TEST_SAMPLES)
+    program = export_program(module, example)
+    torch.export.save(program, folder / "model.pt2")
+    torch.save(calibration, folder / "calibration.pt")
+    torch.save(tests, folder / "test_inputs.pt")
+    return Case(folder, program, calibration, tests)
 
 
 def lower_case(
@@ -112,25 +86,30 @@ def lower_case(
     weights: str = "per_channel",
 ) -> Case:
     """Export, quantize (unless FP; ``weights`` per channel or per tensor) and lower ``module``
-    (to ``spec``, default: the scheme's narrowest spec). An INT graph also gets its NPU
-    variants (``Case.variant``)."""
+    (to ``spec``, default: the scheme's narrowest spec) with the compile chain in memory
+    (``pipeline.chain.run``), then write the files the stages would: quantized.pt2,
+    model.tosa, io.json and, for an INT graph, its NPU variants (``Case.variant``).
+    ``where`` is the lowering's (``<prefix>/lower``; quantize errors say ``<prefix>/quantize``)."""
     from pipeline.config.npu import NPU_VARIANTS
 
     case = export_case(module, shapes, folder)
+    scheme = None if dtype == FP else dtype
+    variants = () if dtype == FP else NPU_VARIANTS
+    quantized, lowering = quantize_and_lower(
+        case.program, case.calibration, scheme, spec or SPECS[dtype], variants=variants,
+        where=where.removesuffix("/lower"), weights=weights)
     program = case.path("model.pt2")
-    if dtype != FP:
+    if quantized is not None:
         program = case.path("quantized.pt2")
-        quantize(case.path("model.pt2"), case.path("calibration.pt"), program, scheme=dtype,
-                 weights=weights)
-    variants = {} if dtype == FP else {v: case.variant(v) for v in NPU_VARIANTS}
-    lower(program, case.tosa, case.path("io.json"), spec=spec or SPECS[dtype],
-          variants=variants, where=where)
+        save_program(quantized, program)
+    lowering.write(case.tosa, case.path("io.json"), {v: case.variant(v) for v in variants})
     case.path("program").write_text(program.name)
     return case
 
 
 def verify_case(case: Case, where: str = "test/verify", variants: bool = True) -> dict:
-    """verify() on a case, its NPU variants included unless ``variants`` is False."""
+    """The verify stage's check on a case's files (a test may have rewritten them since
+    ``lower_case``), its NPU variants included unless ``variants`` is False."""
     return verify(
         case.path("model.pt2"),
         case.path(case.path("program").read_text()),
@@ -152,7 +131,9 @@ def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8,
 
 
 def run_vela(tosa: Path, accelerator: str, out_dir: Path) -> dict:
-    """Compile with the project's Vela stage (raw output); return its figures.json."""
+    """Compile with the project's Vela stage (raw output) and Vela's own defaults but for the
+    accelerator (``pipeline.chain.vela`` gives a target's system config and memory mode
+    instead); return its figures.json."""
     from pipeline.ethosu.vela import run_vela as vela_stage
 
     outputs = vela_stage(tosa, out_dir, ["--accelerator-config", accelerator])

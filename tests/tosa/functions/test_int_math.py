@@ -5,7 +5,7 @@ trunc division and remainders by numbers (RESCALE forms every Ethos-U runs) and 
 import pytest
 import torch
 
-from tests.tosa.elementwise_cases import Lambda, spans
+from models.cases import Lambda, spans
 from tests.tosa.lowering_cases import FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

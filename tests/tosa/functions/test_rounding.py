@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.tosa.elementwise_cases import Lambda, uniform
+from models.cases import Lambda, uniform
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

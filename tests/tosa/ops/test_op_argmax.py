@@ -49,7 +49,7 @@ def test_int16_argmax_is_named_on_u55(tmp_path):
     """Vela 5.2 refuses an int16 ARGMAX on Ethos-U55 even along the innermost axis
     ('Non-passthrough operation (ArgMax)'): the check names it first; U85 compiles it."""
     from pipeline.errors import StageError
-    from tests.models.networks import vela_args
+    from pipeline.chain.vela import vela_args
     from tests.tosa.lowering_cases import A16W8
 
     module, shape = CASES[4].values

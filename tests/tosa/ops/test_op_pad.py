@@ -106,7 +106,7 @@ def test_reflect_replicate_circular_pads_are_slices_and_a_concat(module, shape, 
 @pytest.mark.parametrize("accelerator", ["ethos-u55-128", "ethos-u85-256"])
 def test_pad_modes_run_on_the_npus(accelerator, tmp_path):
     from pipeline.ethosu.vela import run_vela
-    from tests.models.networks import vela_args
+    from pipeline.chain.vela import vela_args
 
     case, report = run_case(StyleBlock(), [(1, 4, 8, 8)], tmp_path)
     variant = case.variant(accelerator.split("-")[1])

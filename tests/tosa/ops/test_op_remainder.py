@@ -4,7 +4,7 @@ written out before quantization (``pipeline/normalise/division.py``) and verifie
 import pytest
 import torch
 
-from tests.tosa.elementwise_cases import Lambda, spans, uniform
+from models.cases import Lambda, spans, uniform
 from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

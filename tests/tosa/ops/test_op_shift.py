@@ -4,7 +4,7 @@ LOGICAL_LEFT_SHIFT / ARITHMETIC_RIGHT_SHIFT: exact, in both profiles."""
 import pytest
 import torch
 
-from tests.tosa.elementwise_cases import Lambda, spans
+from models.cases import Lambda, spans
 from tests.tosa.lowering_cases import FP, INT8, integers, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

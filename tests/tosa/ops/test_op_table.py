@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from pipeline.tosa.flatbuffer import read_block
-from tests.tosa.elementwise_cases import Lambda, uniform
+from models.cases import Lambda, uniform
 from tests.tosa.lowering_cases import A16W8, FP, random_inputs, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
@@ -130,7 +130,7 @@ def test_table_int16_interpolates_within_one_lsb(module, shape, tmp_path):
 def test_int16_table_runs_on_the_npu(accelerator, amplitude, tmp_path):
     from pipeline.ethosu.vela import run_vela
     from pipeline.ethosu.placement import check_npu_constraints
-    from tests.models.networks import vela_args
+    from pipeline.chain.vela import vela_args
 
     case, _ = run_case(nn.Sigmoid(), [((1, 8), amplitude)], tmp_path / "case", A16W8)
     assert case.ops()[0] == ("RESCALE" if amplitude > 1 else "TABLE")

@@ -9,7 +9,7 @@ import torch
 from pipeline.tosa.flatbuffer import operator_names
 from pipeline.ethosu.placement import read_operators, violations
 from pipeline.tosa.passes.replace_int_ops_pass import _runs
-from tests.tosa.elementwise_cases import Lambda, spans
+from models.cases import Lambda, spans
 from tests.tosa.lowering_cases import A16W8, integers, run_case, run_vela
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]

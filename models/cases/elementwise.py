@@ -7,30 +7,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import integers
+from models.cases import Lambda, integers, spans, uniform
 
 SHAPE = (1, 16, 16, 16)  # the benchmark's shape: 4096 values
-
-
-class Lambda(nn.Module):
-    """``fn(*inputs)`` as a module: ``Lambda(lambda x: x.sin_())``."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
-
-
-def uniform(shape, low: float, high: float):
-    """An input spec for ``random_inputs``: floats uniform in [low, high)."""
-    return lambda g: torch.rand(shape, generator=g) * (high - low) + low
-
-
-def spans(shape, low: int, high: int):
-    """An input spec: integers uniform in [low, high) (int64, int32 in the graph)."""
-    return lambda g: torch.randint(low, high, shape, generator=g)
 
 
 def _inplace(method: str):

@@ -1,6 +1,7 @@
-"""Test support: models of a targets file (by default the real model families of
-``models/zoo/targets.yaml``) built through the build's own stage invocations - export,
-quantize, lower, verify, Vela, package - for every target, without doit or the store.
+"""The models of a targets file (by default the real model families of ``targets.yaml``
+beside this file) built through the build's own stage invocations - export, quantize, lower,
+verify, Vela, package - for every target, in plan order, without doit or the store: what
+blocks a model, at which stage, and what each stage cost.
 
 Shared by tests/models/test_real_models.py and benchmarks/bench_real_models.py.
 """
@@ -11,8 +12,7 @@ import json
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ZOO = REPO / "models" / "zoo" / "targets.yaml"
+ZOO = Path(__file__).resolve().parent / "targets.yaml"
 STAGES = ("export", "quantize", "lower", "verify", "vela", "package")
 
 
