@@ -446,9 +446,27 @@ def test_a_limit_set_by_someone_else_is_kept(limit):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+@pytest.fixture
+def sigint(monkeypatch):
+    """Set this process's SIGINT disposition for one test, restored afterwards.
+
+    A shell that starts the suite in the background (CI runners, nohup, ``cmd &`` in a
+    script) leaves SIGINT ignored, and Python then keeps it ignored: a test that presses
+    Ctrl-C must say which disposition it means instead of inheriting the caller's.
+    """
+    before = signal.getsignal(signal.SIGINT)
+
+    def set_disposition(handler):
+        signal.signal(signal.SIGINT, handler)
+
+    yield set_disposition
+    signal.signal(signal.SIGINT, before)
+
+
 def test_real_ctrl_c_stops_the_build_but_the_users_keyboard_interrupt_is_their_error(
-        tmp_path, limit):
+        tmp_path, limit, sigint):
     limit(60)
+    sigint(signal.default_int_handler)  # as in a terminal, whatever started the suite
 
     def pressed():
         os.kill(os.getpid(), signal.SIGINT)
@@ -462,6 +480,21 @@ def test_real_ctrl_c_stops_the_build_but_the_users_keyboard_interrupt_is_their_e
                                          r"KeyboardInterrupt"):
         timeout.call_with_limit("export", "m/export", lambda: _export(
             net, tmp_path, attr="build", inputs=IMAGE))
+
+
+def test_ctrl_c_ignored_by_whoever_started_the_build_stays_ignored(limit, sigint):
+    """A build started with SIGINT ignored (a background job) is not made interruptible by
+    the stage guard: the Ctrl-C is ignored, the stage finishes, the disposition is kept."""
+    limit(60)
+    sigint(signal.SIG_IGN)
+
+    def pressed():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        return "finished"
+
+    assert timeout.call_with_limit("export", "m/export", pressed) == "finished"
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 @pytest.mark.parametrize("value, seconds", [("90", 90.0), ("0.5", 0.5), ("0", None)])
