@@ -6,7 +6,15 @@ network) is made once and never by two workers at the same time. The modules lis
 (xdist's own ``--dist loadgroup`` marks do not take effect with pytest 9, hence a scheduler.)
 """
 
-from xdist.scheduler import LoadScopeScheduling
+import os
+
+# One thread per process, set before torch is imported (subprocesses such as doit inherit
+# it): pytest-xdist already runs one worker per core, and torch's own thread pool on top of
+# that oversubscribes the cores, which made the op tests 2-3x slower on a loaded machine.
+# A value the caller set is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from xdist.scheduler import LoadScopeScheduling  # noqa: E402
 
 INDEPENDENT = ("tests/models/test_real_models.py",)
 

@@ -59,13 +59,11 @@ def _as_tuple(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def _torch_runs(float_model: Path, program, samples) -> list[tuple[tuple, tuple]]:
+def _torch_runs(float_program, program, samples) -> list[tuple[tuple, tuple]]:
     """Per sample: (torch's quantized graph outputs, float model outputs), float32."""
     import torch
 
-    from pipeline.programs import load_program
-
-    float_fn = load_program(float_model).module(check_guards=False)
+    float_fn = float_program.module(check_guards=False)
     runs = []
     with torch.no_grad():
         for sample in samples:
@@ -256,11 +254,19 @@ def verify(
 
     from pipeline.programs import load_program
 
-    desc = json.loads(Path(io).read_text())
     samples = torch.load(test_inputs, weights_only=True)
+    return verify_programs(load_program(float_model), load_program(quantized), tosa, io,
+                           samples, out_report, variants=variants, where=where)
+
+
+def verify_programs(float_program, quantized, tosa: Path, io: Path, samples, out_report: Path,
+                    *, variants: dict[str, Path] | None = None, where: str = "") -> dict:
+    """``verify`` over the float and the q/dq ExportedPrograms and the test inputs in memory
+    (the compile chain's objects: nothing saved and loaded back); same report, same errors."""
+    desc = json.loads(Path(io).read_text())
     with _one_torch_thread():
-        program = load_program(quantized).module(check_guards=False)
-        torch_runs = _torch_runs(float_model, program, samples)
+        program = quantized.module(check_guards=False)
+        torch_runs = _torch_runs(float_program, program, samples)
         feeds = _feeds(desc, samples)
         checked = _check(tosa, desc, samples, program, torch_runs, feeds, where)
         others = {}
