@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOIT = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT)]
 sys.path.insert(0, str(ROOT))
 # The same models and calibration as the VGF end-to-end tests: one list.
-from tests.graph.test_vgf_e2e import CALIBRATION, MODELS  # noqa: E402
+from tests.e2e.test_vgf_build import CALIBRATION, MODELS  # noqa: E402
 
 TARGETS = {
     "vgf-fp": "{cpu: cortex-a55, tosa: TOSA-1.0+FP, quantization: none, vgf: {}}",

@@ -13,6 +13,7 @@ import pytest
 from pipeline.graph import code, loaded
 from pipeline.graph.imports import project_closure
 from pipeline.graph.stages import STAGES
+from tests.e2e.runner import doit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,11 +136,35 @@ print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())
 """
 
 
+PROBED = ["tosa-ref", "u55-baremetal", "a53-cpu", "vgf-int8"]
+
+
+def _stages_of_add(plan, target: str) -> list:
+    """The add model's invocations of ``target`` that run project code of their own."""
+    return [inv for inv in plan.invocations.values()
+            if target in plan.users[inv.task] and STAGES[inv.stage].packages
+            and inv.name.split("/")[0] == "add"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One doit run of the add model's stages of every probed target (and what they read),
+    from targets.yaml: the probes need each stage's inputs, not the targets' other models."""
+    from pipeline.config import load_config
+    from pipeline.graph.plan import make_plan
+
+    root = tmp_path_factory.mktemp("built")
+    plan = make_plan(load_config(ROOT / "targets.yaml"), root / "build")
+    tasks = sorted({inv.task for target in PROBED for inv in _stages_of_add(plan, target)})
+    doit(ROOT, *tasks, f"build={root / 'build'}", store=root / "store")
+    return plan
+
+
 @pytest.mark.slow
 @pytest.mark.needs_torch
 @pytest.mark.needs_vela
-@pytest.mark.parametrize("target", ["tosa-ref", "u55-baremetal", "a53-cpu", "vgf-int8"])
-def test_every_module_a_stage_runs_is_in_its_code(target, tmp_path):
+@pytest.mark.parametrize("target", PROBED)
+def test_every_module_a_stage_runs_is_in_its_code(target, built, tmp_path):
     """Each stage of a real build, run alone in a fresh Python: every module of this project
     it imported is among the files its key covers (``code_files``: the import closure, and
     the operator files when it reads the registry). A module outside them would be code that
@@ -149,18 +174,7 @@ def test_every_module_a_stage_runs_is_in_its_code(target, tmp_path):
     import subprocess
     import sys
 
-    from pipeline.config import load_config
-    from pipeline.graph.plan import make_plan
-
-    config = load_config(ROOT / "targets.yaml")
-    build = tmp_path / "build"
-    subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
-                    "build", f"target={target}", f"build={build}", f"store={tmp_path / 'store'}"],
-                   check=True, capture_output=True)
-    plan = make_plan(config, build)
-    mine = [inv for inv in plan.invocations.values()
-            if target in plan.users[inv.task] and STAGES[inv.stage].packages
-            and inv.name.split("/")[0] == "add"]
+    mine = _stages_of_add(built, target)
     assert {inv.stage for inv in mine} >= {"export", "quantize", "lower", "verify"}
     for inv in mine:
         work = tmp_path / inv.stage

@@ -11,6 +11,7 @@ way users write them: in-place activations, ``out += ...``, dropout, BatchNorm, 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -26,10 +27,10 @@ from pipeline.errors import ConfigError, StageError, UserError
 from pipeline.graph import timeout
 from pipeline.export.program import load_attr
 from pipeline.stages.export import export
+from tests.e2e.runner import doit, doit_argv
 
 pytestmark = pytest.mark.needs_torch
 
-ROOT = Path(__file__).resolve().parents[2]
 
 NET = '''\
 import torch
@@ -561,14 +562,14 @@ def _project(root: Path, models: dict[str, str], files: dict[str, str | bytes]) 
 
 def _doit(project: Path, *variables: str, flags: tuple[str, ...] = (),
           timeout_s: float = 300) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *flags,
-            "build", *variables, f"targets={project / 'targets.yaml'}",
-            f"store={project / 'store'}"]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    return doit(project, *flags, "build", *variables, ok=False, timeout=timeout_s)
 
 
 def _store_entries(project: Path) -> list[Path]:
-    return sorted((project / "store").glob("*/*/manifest.json"))
+    """The stage outputs in the store; not the operator index (``pipeline/graph/code.py``),
+    which the plan keeps there before any stage runs."""
+    return sorted(path for path in (project / "store").glob("*/*/manifest.json")
+                  if json.loads(path.read_text())["record"]["stage"] != "operator-index")
 
 
 def _left_in_work(project: Path) -> list[Path]:
@@ -719,8 +720,7 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
                        {"models/net.py": "import pathlib, time\n"
                                          f"pathlib.Path({str(tmp_path / 'asleep')!r}).touch()\n"
                                          "time.sleep(300)\n" + NET})
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
+    argv = doit_argv(project, "build")
     # A session of its own, so the Ctrl-C (SIGINT to the foreground group) reaches only it.
     # SIGINT restored to its default in the child: a shell that started this test suite in
     # the background (CI runners, nohup) leaves it ignored, and Python then never sees Ctrl-C.

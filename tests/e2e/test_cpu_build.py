@@ -16,13 +16,13 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import ROOT
+from tests.e2e.runner import doit as run_doit
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_arm_gcc, pytest.mark.needs_aarch64_gcc, pytest.mark.needs_qemu]
@@ -62,12 +62,7 @@ MLPERF = ["ds_cnn", "resnet8", "mobilenet_v1", "autoencoder", "mobilenet_v2", "t
 
 
 def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project.store}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+    return run_doit(project, *args, store=project.store)
 
 
 class Project(type(Path())):

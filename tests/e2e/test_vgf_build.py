@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from pipeline.vgf.convert import tool
 from pipeline.vgf.check import run_check
 from pipeline.vgf.vulkan import vulkan_environment
 from pipeline.verify.reference_model import run_reference_model
-from tests.graph.test_build_e2e import ROOT, doit, executed
+from tests.e2e.runner import ROOT, doit, doit_argv, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_vulkan]
@@ -154,9 +153,7 @@ def test_ethos_u_target_reuses_the_lowering_of_the_vgf_target(project):
 
 
 def doit_list(project: Path) -> list[str]:
-    return [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "list",
-            "--all", "--quiet", f"targets={project / 'targets.yaml'}",
-            f"store={project / 'store'}"]
+    return doit_argv(project, "list", "--all", "--quiet")
 
 
 def test_second_build_runs_nothing(project):
