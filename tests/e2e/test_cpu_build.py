@@ -5,8 +5,7 @@ Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on the Cortex-M0+, M23, 
 that QEMU lacks (run on the mps2-an385's Cortex-M3, the mps2-an505's M33 and the mps3-an547's
 M55); then every other example
 model (the MLPerf Tiny networks, MobileNetV2, a transformer block) on the M55, M4 and A53.
-Module-scoped builds sharing one store, which persists in pytest's cache, so a later session
-restores instead of recomputing.
+Module-scoped builds sharing one store.
 """
 
 from __future__ import annotations
@@ -70,9 +69,9 @@ class Project(type(Path())):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, request) -> Project:
+def project(tmp_path_factory) -> Project:
     root = Project(tmp_path_factory.mktemp("cpu-project"))
-    root.store = Path(request.config.cache.mkdir("cpu-e2e-store"))
+    root.store = root / "store"
     shutil.copytree(ROOT / "models", root / "models")
     (root / "targets.yaml").write_text(TARGETS)
     proc = doit(root, "build")
