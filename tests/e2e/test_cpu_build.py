@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -69,11 +68,9 @@ class Project(type(Path())):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Project:
-    root = Project(tmp_path_factory.mktemp("cpu-project"))
+def project(new_project) -> Project:
+    root = Project(new_project("cpu-project", TARGETS))
     root.store = root / "store"
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
     proc = doit(root, "build")
     (root / "cold.log").write_text(proc.stdout)
     return root

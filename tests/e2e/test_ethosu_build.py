@@ -50,10 +50,8 @@ targets:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
+def project(new_project) -> Path:
+    root = new_project("project", TARGETS)
     proc = doit(root, "build", "target=u85-linux")
     root.joinpath("cold.log").write_text(proc.stdout)
     return root

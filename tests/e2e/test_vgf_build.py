@@ -25,7 +25,7 @@ from pipeline.vgf.convert import tool
 from pipeline.vgf.check import run_check
 from pipeline.vgf.vulkan import vulkan_environment
 from pipeline.verify.reference_model import run_reference_model
-from tests.e2e.runner import ROOT, doit, doit_argv, executed
+from tests.e2e.runner import doit, doit_argv, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_vulkan]
@@ -60,10 +60,8 @@ INT_LOWER = "lower:add/int8/TOSA-1.0+INT+int16"
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("vgf-project")
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
+def project(new_project) -> Path:
+    root = new_project("vgf-project", TARGETS)
     for target in ("vgf-fp", "vgf-int8", "vgf-a16w8"):
         proc = doit(root, "build", f"target={target}")
         (root / f"{target}.log").write_text(proc.stdout)
