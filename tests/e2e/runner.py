@@ -7,8 +7,10 @@ A build that should succeed and does not fails the test with the command and bot
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +45,16 @@ def doit(project: Path, *args: str, ok: bool = True, store: Path | None = None,
 def executed(proc: subprocess.CompletedProcess) -> list[str]:
     """Tasks doit ran (it prints '.  name' for those and '-- name' for up-to-date ones)."""
     return re.findall(r"^\.  (\S+)", proc.stdout, re.MULTILINE)
+
+
+def seeded_store(source: Path, store: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """``store``, a copy of the stage entries of ``source`` but those of the stages in
+    ``leave_out``: a build against it restores every stage it shares with the build that
+    filled ``source`` and computes the stages left out, the ones a test is about. (Copies,
+    not links: a test may damage its store.)"""
+    for manifest in source.glob("*/*/manifest.json"):
+        if json.loads(manifest.read_text())["record"]["stage"] in leave_out:
+            continue
+        entry = manifest.parent
+        shutil.copytree(entry, store / entry.parent.name / entry.name)
+    return store
