@@ -24,7 +24,7 @@ INDEPENDENT = ("tests/models/test_real_models.py",)
 
 # What a test needs that makes it slow: end-to-end builds, cross-compiles, emulators, servers.
 SLOW_NEEDS = ("slow", "needs_arm_gcc", "needs_aarch64_gcc", "needs_zig", "needs_qemu",
-              "needs_clang", "needs_vulkan", "needs_servers")
+              "needs_clang", "needs_cmake", "needs_vulkan", "needs_servers")
 
 
 def _scope(nodeid: str) -> str:
