@@ -40,6 +40,10 @@ class ModuleScheduling(LoadScopeScheduling):
 
 
 def pytest_xdist_make_scheduler(config, log):
+    # Hand the modules out in collection order, which puts the costliest first (below):
+    # xdist's own order, the modules with the most tests first, left the real-model builds
+    # (one test each) to the end of the run.
+    config.option.loadscopereorder = False
     return ModuleScheduling(config, log)
 
 
