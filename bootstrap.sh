@@ -15,7 +15,7 @@ APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-
 # mesa-vulkan-drivers libvulkan1: the Vulkan loader and Mesa's CPU driver (lavapipe) that VGF
 # targets' run check executes model.vgf on (with the ML emulation layer from pyproject.toml).
 # nginx (+ dav-ext for PROPFIND listings): the WebDAV server of tests/cache/test_remote.py.
-# chromium: the headless browser tests/graph/test_report_html.py opens build/report.html in.
+# chromium: the headless browser tests/e2e/test_report_html.py opens build/report.html in.
 with_apt=1
 for arg in "$@"; do
   case "$arg" in

@@ -23,6 +23,7 @@ from pipeline.cache.remote import Remote, record_matches, remote_config
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
 from tests.cache import servers
+from tests.e2e.runner import doit_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,9 +61,7 @@ def runner(folder: Path, models: str = "[add]") -> Path:
 
 def doit(folder: Path, remote: str, env: dict[str, str], *args: str,
          python: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    argv = [sys.executable, *python, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
-            "build", f"targets={folder / 'targets.yaml'}", f"store={folder / 'store'}",
-            f"remote={remote}", *args]
+    argv = doit_argv(folder, "build", f"remote={remote}", *args, python=python)
     clean = {k: v for k, v in os.environ.items()
              if not k.startswith(("AWS_", "ETHOSU_PIPELINE_REMOTE"))}
     proc = subprocess.run(argv, capture_output=True, text=True, env={**clean, **env},

@@ -134,6 +134,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.needs_cmake
 @pytest.mark.parametrize("case", list(DAMAGE))
 def test_runtime_rejects_a_damaged_graph_in_one_line(case, chain_blob, tool, tmp_path):
     change, message = DAMAGE[case]
@@ -148,6 +149,7 @@ def test_runtime_rejects_a_damaged_graph_in_one_line(case, chain_blob, tool, tmp
     assert re.search(message, lines[0]), lines[0]
 
 
+@pytest.mark.needs_cmake
 def test_runtime_rejects_an_operand_that_does_not_fit_its_operator(chain_blob, tool, tmp_path):
     blob = bytearray(chain_blob)
     header = HEADER.unpack_from(blob)
@@ -164,6 +166,7 @@ def test_runtime_rejects_an_operand_that_does_not_fit_its_operator(chain_blob, t
     assert "ADD: operand dimension must equal the output's or be 1" in result.stderr
 
 
+@pytest.mark.needs_cmake
 def test_tool_checks_its_inputs(chain_blob, tool, tmp_path):
     (tmp_path / "g.tcg").write_bytes(chain_blob)
     np.save(tmp_path / "wrong_type.npy", np.zeros((4, 8, 8), np.int16))
@@ -181,6 +184,7 @@ def test_tool_checks_its_inputs(chain_blob, tool, tmp_path):
     assert run([tool, "--graph", tmp_path / "g.tcg", "--bogus", "1"], check=False).returncode == 2
 
 
+@pytest.mark.needs_cmake
 def test_raw_inputs_segments_and_info(chain_blob, tool, tmp_path):
     (tmp_path / "g.tcg").write_bytes(chain_blob)
     x = random((4, 8, 8), "int32", 3, -100, 100)

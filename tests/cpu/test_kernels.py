@@ -10,7 +10,7 @@ import pytest
 
 from tests.cpu.cpu_helpers import Graph, assert_bit_exact, build_tool, compare, random
 
-pytestmark = [pytest.mark.needs_tosa_ref]
+pytestmark = [pytest.mark.needs_tosa_ref, pytest.mark.needs_cmake]
 
 ACC = {"int8": ("int32", "int32"), "int16": ("int48", "int48")}  # acc type, bias type
 

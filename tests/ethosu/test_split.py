@@ -8,7 +8,7 @@ import pytest
 from pipeline.errors import UserError
 from pipeline.ethosu.mixed import MAX_SEGMENTS, _check_limits
 from pipeline.ethosu.split import Segment, place, segments, subgraph
-from tests.graph.mixed_models.scores import Scores
+from tests.e2e.mixed_models.scores import Scores
 
 pytestmark = [pytest.mark.needs_torch]
 

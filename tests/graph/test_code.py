@@ -13,6 +13,7 @@ import pytest
 from pipeline.graph import code, loaded
 from pipeline.graph.imports import project_closure
 from pipeline.graph.stages import STAGES
+from tests.e2e.runner import doit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,40 +167,61 @@ print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())
 """
 
 
-@pytest.mark.slow
-@pytest.mark.needs_torch
-@pytest.mark.needs_vela
-@pytest.mark.parametrize("target", ["tosa-ref", "u55-baremetal", "a53-cpu", "vgf-int8"])
-def test_every_module_a_stage_runs_is_in_its_code(target, tmp_path):
-    """Each stage of a real build, run alone in a fresh Python: every module of this project
-    it imported is among the files its key covers (``code_files``: the import closure, and
-    the operator files when it reads the registry). A module outside them would be code that
-    changes outputs without changing the key."""
+PROBED = ["tosa-ref", "u55-baremetal", "a53-cpu", "vgf-int8"]
+
+
+def _stages_of_add(plan, target: str) -> list:
+    """The add model's invocations of ``target`` that run project code of their own."""
+    return [inv for inv in plan.invocations.values()
+            if target in plan.users[inv.task] and STAGES[inv.stage].packages
+            and inv.name.split("/")[0] == "add"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One doit run of the add model's stages of every probed target (and what they read),
+    from targets.yaml: the probes need each stage's inputs, not the targets' other models."""
+    from pipeline.config import load_config
+    from pipeline.graph.plan import make_plan
+
+    root = tmp_path_factory.mktemp("built")
+    plan = make_plan(load_config(ROOT / "targets.yaml"), root / "build")
+    tasks = sorted({inv.task for target in PROBED for inv in _stages_of_add(plan, target)})
+    doit(ROOT, *tasks, f"build={root / 'build'}", store=root / "store")
+    return plan, {}  # the plan, and what each probed invocation imported, by task
+
+
+def _probe(inv, folder: Path) -> set[Path]:
+    """The project's modules that running ``inv`` alone in a fresh Python imported."""
     import json
     import pickle
     import subprocess
     import sys
 
-    from pipeline.config import load_config
-    from pipeline.graph.plan import make_plan
+    work = folder / inv.stage
+    work.mkdir(exist_ok=True)
+    out = {role: work / path.name for role, path in inv.outputs.items()}
+    args = (inv.inputs, out, inv.options, inv.params)  # plain data: no plan class loaded
+    (folder / "inv.pickle").write_bytes(pickle.dumps((STAGES[inv.stage].module, args)))
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(folder / "inv.pickle")],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    return {Path(f).resolve() for f in json.loads(proc.stdout.splitlines()[-1])}
 
-    config = load_config(ROOT / "targets.yaml")
-    build = tmp_path / "build"
-    subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
-                    "build", f"target={target}", f"build={build}", f"store={tmp_path / 'store'}"],
-                   check=True, capture_output=True)
-    plan = make_plan(config, build)
-    mine = [inv for inv in plan.invocations.values()
-            if target in plan.users[inv.task] and STAGES[inv.stage].packages
-            and inv.name.split("/")[0] == "add"]
+
+@pytest.mark.slow
+@pytest.mark.needs_torch
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("target", PROBED)
+def test_every_module_a_stage_runs_is_in_its_code(target, built, tmp_path):
+    """Each stage of a real build, run alone in a fresh Python: every module of this project
+    it imported is among the files its key covers (``code_files``: the import closure, and
+    the operator files when it reads the registry). A module outside them would be code that
+    changes outputs without changing the key. (The targets share the add model's export,
+    quantize, lower and verify: each invocation is probed once.)"""
+    plan, probed = built
+    mine = _stages_of_add(plan, target)
     assert {inv.stage for inv in mine} >= {"export", "quantize", "lower", "verify"}
     for inv in mine:
-        work = tmp_path / inv.stage
-        work.mkdir(exist_ok=True)
-        out = {role: work / path.name for role, path in inv.outputs.items()}
-        args = (inv.inputs, out, inv.options, inv.params)  # plain data: no plan class loaded
-        (tmp_path / "inv.pickle").write_bytes(pickle.dumps((STAGES[inv.stage].module, args)))
-        proc = subprocess.run([sys.executable, "-c", _PROBE, str(tmp_path / "inv.pickle")],
-                              cwd=ROOT, capture_output=True, text=True, check=True)
-        ran = {Path(f).resolve() for f in json.loads(proc.stdout.splitlines()[-1])}
-        assert ran - set(code.code_files(STAGES[inv.stage])) == set(), inv.task
+        if inv.task not in probed:
+            probed[inv.task] = _probe(inv, tmp_path)
+        assert probed[inv.task] - set(code.code_files(STAGES[inv.stage])) == set(), inv.task

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.graph.loaded import is_local, recording_local_modules
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import doit
 
 MODEL = '''\
 import importlib
@@ -50,15 +49,6 @@ models:
 targets:
   host: {cpu: cortex-a55, npu: null, quantization: none, tosa: TOSA-1.0+FP, models: [a, b]}
 '''
-
-
-def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc
 
 
 def exported(project: Path, model: str) -> bytes:

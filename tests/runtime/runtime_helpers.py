@@ -1,9 +1,9 @@
 """Helpers for the runtime tests: CMake builds of runtime/ and runs of what they produce.
 
 Each test module builds its configuration once (a module-scoped fixture) into a build
-directory kept in pytest's cache (.pytest_cache/d/runtime-<name>), so a later session only
-rebuilds what changed; ccache covers fresh directories. A tool that bootstrap.sh installs
-but is missing fails the test instead of skipping it.
+directory of the run (``tests/warm.py``: shared by the xdist workers, one build at a time in
+a folder; ``$ETHOSU_TEST_BUILDS`` keeps them across runs); ccache covers fresh directories. A
+tool that bootstrap.sh installs but is missing fails the test instead of skipping it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.warm import kept_folder, locked
+
 REPO = Path(__file__).resolve().parents[2]
 TOOLCHAINS = REPO / "cmake" / "toolchains"
 
 
 def build_dir(request, name: str) -> Path:
-    """A build directory that persists across sessions: .pytest_cache/d/runtime-<name>."""
-    return Path(request.config.cache.mkdir(f"runtime-{name}"))
+    """The run's build directory ``runtime-<name>`` (``tests/warm.py``'s ``kept_folder``)."""
+    folder = kept_folder(request.getfixturevalue("tmp_path_factory")) / f"runtime-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def require(tool: str) -> str:
@@ -60,11 +64,13 @@ def cmake_build(build_dir: Path, toolchain: str, platform: str, *options: str,
     """Configure and build; returns ``build_dir``."""
     for tool in ("cmake", "ninja", "ccache"):
         require(tool)
-    run(configure_argv(build_dir, toolchain, platform, *options, build_type=build_type), env=env)
     build = ["cmake", "--build", build_dir]
     if targets:
         build += ["--target", *targets]
-    run(build, env=env, timeout=900)
+    with locked(build_dir):  # two modules (two workers) may build the same directory
+        run(configure_argv(build_dir, toolchain, platform, *options, build_type=build_type),
+            env=env)
+        run(build, env=env, timeout=900)
     return build_dir
 
 

@@ -99,6 +99,7 @@ def test_a_failed_configure_names_the_command_and_cmake_message(tmp_path, monkey
     assert len(recorder.calls) == 1
 
 
+@pytest.mark.needs_cmake
 def test_real_host_build_returns_libraries_and_runner(tmp_path):
     outputs = build_runtime(REPO_ROOT, tmp_path / "b", toolchain="host", cpu="host", isa=None,
                             platform="host", build_type="Release")
@@ -107,6 +108,7 @@ def test_real_host_build_returns_libraries_and_runner(tmp_path):
     assert all(p.is_file() and p.is_absolute() for p in outputs)
 
 
+@pytest.mark.needs_cmake
 def test_real_configure_error_reaches_the_user(tmp_path):
     with pytest.raises(StageError, match="ETHOSU_RT_PLATFORM=cortex_m must be built with a "
                                          "bare-metal toolchain"):

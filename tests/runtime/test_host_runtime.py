@@ -12,6 +12,9 @@ from tests.runtime.runtime_helpers import (REPO, TOOLCHAINS, build_dir, cmake_bu
                                             configure_argv, ctest, make_artifact, require, run)
 
 
+pytestmark = pytest.mark.needs_cmake
+
+
 @pytest.fixture(scope="module")
 def host_build(request):
     return cmake_build(build_dir(request, "host"), "host", "host", "-DETHOSU_RT_BUILD_TESTS=ON",

@@ -11,6 +11,7 @@ way users write them: in-place activations, ``out += ...``, dropout, BatchNorm, 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -26,10 +27,10 @@ from pipeline.errors import ConfigError, StageError, UserError
 from pipeline.graph import timeout
 from pipeline.export.program import load_attr
 from pipeline.stages.export import export
+from tests.e2e.runner import doit, doit_argv
 
 pytestmark = pytest.mark.needs_torch
 
-ROOT = Path(__file__).resolve().parents[2]
 
 NET = '''\
 import torch
@@ -447,9 +448,27 @@ def test_a_limit_set_by_someone_else_is_kept(limit):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+@pytest.fixture
+def sigint(monkeypatch):
+    """Set this process's SIGINT disposition for one test, restored afterwards.
+
+    A shell that starts the suite in the background (CI runners, nohup, ``cmd &`` in a
+    script) leaves SIGINT ignored, and Python then keeps it ignored: a test that presses
+    Ctrl-C must say which disposition it means instead of inheriting the caller's.
+    """
+    before = signal.getsignal(signal.SIGINT)
+
+    def set_disposition(handler):
+        signal.signal(signal.SIGINT, handler)
+
+    yield set_disposition
+    signal.signal(signal.SIGINT, before)
+
+
 def test_real_ctrl_c_stops_the_build_but_the_users_keyboard_interrupt_is_their_error(
-        tmp_path, limit):
+        tmp_path, limit, sigint):
     limit(60)
+    sigint(signal.default_int_handler)  # as in a terminal, whatever started the suite
 
     def pressed():
         os.kill(os.getpid(), signal.SIGINT)
@@ -463,6 +482,21 @@ def test_real_ctrl_c_stops_the_build_but_the_users_keyboard_interrupt_is_their_e
                                          r"KeyboardInterrupt"):
         timeout.call_with_limit("export", "m/export", lambda: _export(
             net, tmp_path, attr="build", inputs=IMAGE))
+
+
+def test_ctrl_c_ignored_by_whoever_started_the_build_stays_ignored(limit, sigint):
+    """A build started with SIGINT ignored (a background job) is not made interruptible by
+    the stage guard: the Ctrl-C is ignored, the stage finishes, the disposition is kept."""
+    limit(60)
+    sigint(signal.SIG_IGN)
+
+    def pressed():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        return "finished"
+
+    assert timeout.call_with_limit("export", "m/export", pressed) == "finished"
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 @pytest.mark.parametrize("value, seconds", [("90", 90.0), ("0.5", 0.5), ("0", None)])
@@ -529,14 +563,14 @@ def _project(root: Path, models: dict[str, str], files: dict[str, str | bytes]) 
 
 def _doit(project: Path, *variables: str, flags: tuple[str, ...] = (),
           timeout_s: float = 300) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *flags,
-            "build", *variables, f"targets={project / 'targets.yaml'}",
-            f"store={project / 'store'}"]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    return doit(project, *flags, "build", *variables, ok=False, timeout=timeout_s)
 
 
 def _store_entries(project: Path) -> list[Path]:
-    return sorted((project / "store").glob("*/*/manifest.json"))
+    """The stage outputs in the store; not the operator index (``pipeline/graph/code.py``),
+    which the plan keeps there before any stage runs."""
+    return sorted(path for path in (project / "store").glob("*/*/manifest.json")
+                  if json.loads(path.read_text())["record"]["stage"] != "operator-index")
 
 
 def _left_in_work(project: Path) -> list[Path]:
@@ -687,8 +721,7 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
                        {"models/net.py": "import pathlib, time\n"
                                          f"pathlib.Path({str(tmp_path / 'asleep')!r}).touch()\n"
                                          "time.sleep(300)\n" + NET})
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
+    argv = doit_argv(project, "build")
     # A session of its own, so the Ctrl-C (SIGINT to the foreground group) reaches only it.
     # SIGINT restored to its default in the child: a shell that started this test suite in
     # the background (CI runners, nohup) leaves it ignored, and Python then never sees Ctrl-C.

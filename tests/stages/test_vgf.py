@@ -1,7 +1,7 @@
 """The VGF stage and the Vulkan set-up, on small TOSA graphs written as MLIR and serialised by
 tosa-tools' tosa-opt: the real model converter, scenario runner, emulation layer and lavapipe.
 
-The whole example models go through the two VGF targets in tests/graph/test_vgf_e2e.py.
+The whole example models go through the two VGF targets in tests/e2e/test_vgf_build.py.
 """
 
 from __future__ import annotations

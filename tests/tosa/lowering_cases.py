@@ -1,9 +1,11 @@
 """Test support: export -> quantize -> lower -> verify small torch modules, and run Vela.
 
-A case runs the compile chain in memory (``pipeline.chain``: the steps the stages run) and
-writes the files each stage would write (model.pt2, calibration.pt, test_inputs.pt,
-quantized.pt2, model.tosa, io.json, model.<variant>.tosa), which tests read and may rewrite;
-``verify_case`` runs the verify stage's function on those files.
+``lower_case`` runs the compile chain over objects in memory (``pipeline.chain``: the steps
+the quantize and lower stages run, with nothing saved and loaded back between them) and
+writes only the lowered graph, its NPU variants and io.json. A test that needs one of the
+stage files (model.pt2, quantized.pt2, calibration.pt, test_inputs.pt) gets it written when
+it asks ``Case.path`` for it. ``export_case`` writes the export stage's files, for tests
+that run the stages over files exactly as the build does.
 """
 
 from __future__ import annotations
@@ -27,9 +29,8 @@ from models.cases import (  # noqa: F401 (shared with the benchmarks)
 )
 from pipeline.chain.export import export as export_program
 from pipeline.chain.run import quantize_and_lower
-from pipeline.programs import save_program
 from pipeline.tosa.flatbuffer import operator_names
-from pipeline.verify.check import verify
+from pipeline.verify.check import check, write_report
 
 CALIBRATION_SAMPLES = 4
 TEST_SAMPLES = 2
@@ -37,15 +38,28 @@ TEST_SAMPLES = 2
 
 @dataclass
 class Case:
-    """A case's folder, and what ``export_case`` drew for it, in memory."""
+    """A case's folder, and the stage files it holds in memory until a test asks for them."""
 
     folder: Path
-    program: object = field(default=None, repr=False)  # the exported float program
-    calibration: list = field(default_factory=list, repr=False)
-    tests: list = field(default_factory=list, repr=False)
+    # Stage files not written yet, by name: the objects the chain made in memory
+    # (model.pt2, quantized.pt2: programs; calibration.pt, test_inputs.pt: input tuples).
+    unwritten: dict = field(default_factory=dict, repr=False)
 
     def path(self, name: str) -> Path:
+        """``folder / name``, written first if it is a stage file held in memory."""
+        if name in self.unwritten:
+            _write(self.unwritten.pop(name), self.folder / name)
         return self.folder / name
+
+    def held(self, name: str):
+        """The object in memory of an unwritten stage file, else loaded from the file."""
+        if name in self.unwritten:
+            return self.unwritten[name]
+        if name.endswith(".pt2"):
+            from pipeline.programs import load_program
+
+            return load_program(self.folder / name)
+        return torch.load(self.folder / name, weights_only=True)
 
     @property
     def tosa(self) -> Path:
@@ -63,17 +77,33 @@ class Case:
         return json.loads(self.path("io.json").read_text())
 
 
-def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
-    """Write what the export stage writes: model.pt2 (normalised), calibration.pt,
-    test_inputs.pt."""
+def _write(value, path: Path) -> None:
+    if path.suffix == ".pt2":
+        torch.export.save(value, path)
+    else:
+        torch.save(value, path)
+
+
+def _exported(module: torch.nn.Module, shapes, folder: Path) -> Case:
+    """A case holding what the export stage writes, in memory: model.pt2 (normalised),
+    calibration.pt, test_inputs.pt."""
     folder.mkdir(parents=True, exist_ok=True)
     module = module.eval()
     example, calibration, tests = case_inputs(shapes, CALIBRATION_SAMPLES, TEST_SAMPLES)
-    program = export_program(module, example)
-    torch.export.save(program, folder / "model.pt2")
-    torch.save(calibration, folder / "calibration.pt")
-    torch.save(tests, folder / "test_inputs.pt")
-    return Case(folder, program, calibration, tests)
+    return Case(folder, {
+        "model.pt2": export_program(module, example),
+        "calibration.pt": calibration,
+        "test_inputs.pt": tests,
+    })
+
+
+def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
+    """Write what the export stage writes: model.pt2 (normalised), calibration.pt,
+    test_inputs.pt."""
+    case = _exported(module, shapes, folder)
+    for name in list(case.unwritten):
+        case.path(name)
+    return case
 
 
 def lower_case(
@@ -87,40 +117,46 @@ def lower_case(
 ) -> Case:
     """Export, quantize (unless FP; ``weights`` per channel or per tensor) and lower ``module``
     (to ``spec``, default: the scheme's narrowest spec) with the compile chain in memory
-    (``pipeline.chain.run``), then write the files the stages would: quantized.pt2,
-    model.tosa, io.json and, for an INT graph, its NPU variants (``Case.variant``).
+    (``pipeline.chain.run``), then write model.tosa, io.json and, for an INT graph, its NPU
+    variants (``Case.variant``); the programs stay in memory until asked for (``Case.path``).
     ``where`` is the lowering's (``<prefix>/lower``; quantize errors say ``<prefix>/quantize``)."""
     from pipeline.config.npu import NPU_VARIANTS
 
-    case = export_case(module, shapes, folder)
+    case = _exported(module, shapes, folder)
     scheme = None if dtype == FP else dtype
     variants = () if dtype == FP else NPU_VARIANTS
     quantized, lowering = quantize_and_lower(
-        case.program, case.calibration, scheme, spec or SPECS[dtype], variants=variants,
-        where=where.removesuffix("/lower"), weights=weights)
-    program = case.path("model.pt2")
+        case.unwritten["model.pt2"], case.unwritten["calibration.pt"], scheme,
+        spec or SPECS[dtype], variants=variants, where=where.removesuffix("/lower"),
+        weights=weights)
+    name = "model.pt2"
     if quantized is not None:
-        program = case.path("quantized.pt2")
-        save_program(quantized, program)
+        name = "quantized.pt2"
+        case.unwritten[name] = quantized
     lowering.write(case.tosa, case.path("io.json"), {v: case.variant(v) for v in variants})
-    case.path("program").write_text(program.name)
+    case.path("program").write_text(name)
     return case
 
 
 def verify_case(case: Case, where: str = "test/verify", variants: bool = True) -> dict:
-    """The verify stage's check on a case's files (a test may have rewritten them since
-    ``lower_case``), its NPU variants included unless ``variants`` is False."""
-    return verify(
-        case.path("model.pt2"),
-        case.path(case.path("program").read_text()),
+    """The verify stage's check on a case (``check``, then report.json), its NPU variants
+    included unless ``variants`` is False: over the programs in memory, or loaded from the
+    files of a case written to disk (``Case(folder)``; a test may have rewritten them)."""
+    program = case.held(case.path("program").read_text())
+    report, failures = check(
+        case.held("model.pt2").module(check_guards=False),
+        program.module(check_guards=False),
         case.tosa,
-        case.path("io.json"),
-        case.path("test_inputs.pt"),
-        case.path("report.json"),
+        case.io(),
+        case.held("test_inputs.pt"),
         variants={v: case.variant(v) for v in ("u55", "u85")
                   if variants and case.variant(v).exists()},
         where=where,
     )
+    write_report(report, case.path("report.json"))
+    if failures:
+        raise failures[0]
+    return report
 
 
 def run_case(module: torch.nn.Module, shapes, folder: Path, dtype: str = INT8,

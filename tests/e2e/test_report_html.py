@@ -14,8 +14,7 @@ import pytest
 
 from pipeline.graph.progress import ticking
 from pipeline.graph.report_html import top_layers
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import ROOT, doit
 
 TARGETS = """\
 models:
@@ -29,12 +28,6 @@ targets:
 """
 
 
-def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
-    return proc
 
 
 @pytest.fixture(scope="module")

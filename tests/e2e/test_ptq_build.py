@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import doit
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -72,20 +69,7 @@ targets:
 def test_equalised_and_bias_corrected_model_builds_verifies_and_reports(tmp_path):
     (tmp_path / "kws.py").write_text(MODEL)
     (tmp_path / "targets.yaml").write_text(TARGETS)
-    argv = [
-        sys.executable,
-        "-m",
-        "doit",
-        "-f",
-        str(ROOT / "dodo.py"),
-        "-d",
-        str(ROOT),
-        "build",
-        f"targets={tmp_path / 'targets.yaml'}",
-        f"store={tmp_path / 'store'}",
-    ]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doit(tmp_path, "build")
     report = json.loads(next((tmp_path / "build").glob("host/report.json")).read_text())
     entry = report["models"]["kws"]
     assert entry["verify"]["passed"]

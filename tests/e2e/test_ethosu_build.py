@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.ethosu.package import read_artifact
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import ROOT, doit, doit_argv, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
               pytest.mark.needs_tosa_ref]
@@ -50,25 +49,9 @@ targets:
 """ % (ROOT / "tests" / "runtime" / "cortex_m" / "fake_sdk")
 
 
-def doit(project: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if ok and proc.returncode != 0:
-        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def executed(proc: subprocess.CompletedProcess) -> list[str]:
-    """Tasks doit ran (it prints '.  name' for those and '-- name' for up-to-date ones)."""
-    return re.findall(r"^\.  (\S+)", proc.stdout, re.MULTILINE)
-
-
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
+def project(new_project) -> Path:
+    root = new_project("project", TARGETS)
     proc = doit(root, "build", "target=u85-linux")
     root.joinpath("cold.log").write_text(proc.stdout)
     return root
@@ -278,9 +261,7 @@ def test_leftovers_of_a_killed_build_are_swept_by_the_next(project, tmp_path):
     in that folder removes it, finishes, and leaves nothing in $TMPDIR."""
     build, store, scratch = tmp_path / "build", tmp_path / "store", tmp_path / "tmp"
     scratch.mkdir()
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            "target=u85-linux", f"targets={project / 'targets.yaml'}", f"store={store}",
-            f"build={build}"]
+    argv = _build_argv(project, build, store)
     env = {**os.environ, "TMPDIR": str(scratch)}
     victim = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               env=env, start_new_session=True)
@@ -300,9 +281,7 @@ def test_leftovers_of_a_killed_build_are_swept_by_the_next(project, tmp_path):
 
 
 def _build_argv(project: Path, build: Path, store: Path) -> list[str]:
-    return [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            "target=u85-linux", f"targets={project / 'targets.yaml'}", f"store={store}",
-            f"build={build}"]
+    return doit_argv(project, "build", "target=u85-linux", f"build={build}", store=store)
 
 
 @pytest.mark.parametrize("same_folder", [True, False], ids=["same-build-folder", "shared-store"])

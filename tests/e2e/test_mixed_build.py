@@ -11,7 +11,6 @@ import json
 import re
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,8 @@ from pipeline.cpu.artifact import BLOCKS as CPU_BLOCKS
 from pipeline.ethosu.mixed import SEQUENCE_HEADER, SEQUENCE_MAGIC, SEQUENCE_VERSION
 from pipeline.artifact import HEADER, pad16
 from pipeline.ethosu.package import BLOCK_ORDER, read_artifact
+from tests.e2e.runner import ROOT, doit
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(__file__).with_name("mixed_models") / "scores.py"
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
@@ -52,10 +51,6 @@ targets:
 """
 
 
-def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project / 'store'}"]
-    return subprocess.run(argv, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +62,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def built(project) -> subprocess.CompletedProcess:
-    proc = doit(project, "build", "target=u55-fallback")
-    if proc.returncode != 0:
-        pytest.fail(f"doit exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+    return doit(project, "build", "target=u55-fallback")
 
 
 def _blocks(data: bytes) -> list[tuple[str, bytes]]:
@@ -142,7 +134,7 @@ def test_fallback_artifact_holds_the_sequence(project, built):
 
 
 def test_without_fallback_the_same_model_fails_naming_the_blocker(project, built):
-    proc = doit(project, "build", "target=u55-strict")
+    proc = doit(project, "build", "target=u55-strict", ok=False)
     assert proc.returncode != 0
     text = proc.stdout + proc.stderr
     assert "operator(s) outside the ethos-u55-128 constraints of Vela (no CPU fallback" in text

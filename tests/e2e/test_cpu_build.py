@@ -5,24 +5,22 @@ Cortex-M7 (mps2-an500) and M33 (mps2-an505) boards, and on the Cortex-M0+, M23, 
 that QEMU lacks (run on the mps2-an385's Cortex-M3, the mps2-an505's M33 and the mps3-an547's
 M55); then every other example
 model (the MLPerf Tiny networks, MobileNetV2, a transformer block) on the M55, M4 and A53.
-Module-scoped builds sharing one store, which persists in pytest's cache, so a later session
-restores instead of recomputing.
+Module-scoped builds sharing one store.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import ROOT
+from tests.e2e.runner import doit as run_doit
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_arm_gcc, pytest.mark.needs_aarch64_gcc, pytest.mark.needs_qemu]
@@ -62,12 +60,7 @@ MLPERF = ["ds_cnn", "resnet8", "mobilenet_v1", "autoencoder", "mobilenet_v2", "t
 
 
 def doit(project: Path, *args: str) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), *args,
-            f"targets={project / 'targets.yaml'}", f"store={project.store}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+    return run_doit(project, *args, store=project.store)
 
 
 class Project(type(Path())):
@@ -75,11 +68,9 @@ class Project(type(Path())):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, request) -> Project:
-    root = Project(tmp_path_factory.mktemp("cpu-project"))
-    root.store = Path(request.config.cache.mkdir("cpu-e2e-store"))
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
+def project(new_project) -> Project:
+    root = Project(new_project("cpu-project", TARGETS))
+    root.store = root / "store"
     proc = doit(root, "build")
     (root / "cold.log").write_text(proc.stdout)
     return root

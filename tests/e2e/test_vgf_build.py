@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from pipeline.vgf.check import run_check
 from pipeline.vgf.vulkan import vulkan_environment
 from pipeline.verify.reference_model import run_reference_model
 from models.cases.networks import CALIBRATION, MODELS  # every network of models/
-from tests.graph.test_build_e2e import ROOT, doit, executed
+from tests.e2e.runner import doit, doit_argv, executed, seeded_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_vulkan]
@@ -46,10 +45,8 @@ INT_LOWER = "lower:add/int8/TOSA-1.0+INT+int16"
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("vgf-project")
-    shutil.copytree(ROOT / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS)
+def project(new_project) -> Path:
+    root = new_project("vgf-project", TARGETS)
     for target in ("vgf-fp", "vgf-int8", "vgf-a16w8"):
         proc = doit(root, "build", f"target={target}")
         (root / f"{target}.log").write_text(proc.stdout)
@@ -139,9 +136,7 @@ def test_ethos_u_target_reuses_the_lowering_of_the_vgf_target(project):
 
 
 def doit_list(project: Path) -> list[str]:
-    return [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "list",
-            "--all", "--quiet", f"targets={project / 'targets.yaml'}",
-            f"store={project / 'store'}"]
+    return doit_argv(project, "list", "--all", "--quiet")
 
 
 def test_second_build_runs_nothing(project):
@@ -244,12 +239,21 @@ def test_check_jobs_must_be_a_whole_number(monkeypatch):
     assert alongside.jobs_allowed() == 1
 
 
-def test_doit_parallel_build_runs_each_check_in_its_own_task(project, tmp_path):
-    """Under ``doit -n 2`` doit already runs tasks side by side: no check runs its peers."""
+def _add_and_cnn(project: Path, tmp_path: Path) -> Path:
+    """A project of the add and cnn models only, whose store holds every stage the module's
+    build computed for them but the run checks: its build restores the graphs and runs the
+    checks, which the tests below are about."""
     root = tmp_path / "p"
     shutil.copytree(project / "models", root / "models")
     (root / "targets.yaml").write_text(TARGETS.replace(
         f"models: [{', '.join(MODELS)}]", "models: [add, cnn]"))
+    seeded_store(project / "store", root / "store", leave_out=("vgf_check",))
+    return root
+
+
+def test_doit_parallel_build_runs_each_check_in_its_own_task(project, tmp_path):
+    """Under ``doit -n 2`` doit already runs tasks side by side: no check runs its peers."""
+    root = _add_and_cnn(project, tmp_path)
     proc = doit(root, "-n", "2", "build", "target=vgf-int8")
     assert "side by side" not in proc.stdout, proc.stdout
     for model in ("add", "cnn"):
@@ -262,10 +266,7 @@ def test_checks_of_targets_built_later_join_a_later_side_by_side(project, tmp_pa
     """Two targets in one serial build: whichever checks are ready when a check's task runs go
     side by side; those whose graphs come later join a later task's queue. Each check is
     computed once, and every one passes."""
-    root = tmp_path / "p"
-    shutil.copytree(project / "models", root / "models")
-    (root / "targets.yaml").write_text(TARGETS.replace(
-        f"models: [{', '.join(MODELS)}]", "models: [add, cnn]"))
+    root = _add_and_cnn(project, tmp_path)
     log = doit(root, "build", "target=vgf-fp,vgf-int8").stdout
     batches = [int(n) for n in re.findall(r"vgf_check: (\d+) of this build's 4 side by side", log)]
     assert batches and all(n >= 2 for n in batches) and sum(batches) <= 4, log  # doit's order

@@ -20,8 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +29,7 @@ import pytest
 from pipeline.config import load_config
 from pipeline.config.vela_ini import default_vela_ini
 from pipeline.graph.plan import make_plan
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.e2e.runner import ROOT, doit
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
               pytest.mark.needs_tosa_ref, pytest.mark.needs_arm_gcc,
@@ -176,13 +173,7 @@ class Project:
         self.cold: dict[str, str] = {}
 
     def build(self, env: dict | None = None, store: str = "store") -> Build:
-        argv = [sys.executable, "-m", "doit", "-f", str(self.repo / "dodo.py"), "-d",
-                str(self.repo), "build", f"targets={self.proj / 'targets.yaml'}",
-                f"store={self.root / store}"]
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
-                              env={**os.environ, **(env or {})})
-        if proc.returncode != 0:
-            pytest.fail(f"{' '.join(argv)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+        proc = doit(self.proj, "build", store=self.root / store, repo=self.repo, env=env or {})
 
         def found(pattern: str) -> set[str]:
             return {short(t) for t in re.findall(pattern, proc.stdout, re.MULTILINE)}
