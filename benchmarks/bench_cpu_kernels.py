@@ -137,7 +137,7 @@ def main() -> int:
         print(f"| {name} | {info.arena_bytes:,} | {info.tensor_bytes:,} | " + " | ".join(cells)
               + f" | {ratio('m55-portable', 'm55-mve')} | {ratio('m4-portable', 'm4-dsp')} |")
     print()
-    print("libtosa_cpu.a text bytes (Release: kernels_conv.cc -O2 but for its rarely used and "
+    print("libtosa_cpu.a text bytes (Release: conv.cc -O2 but for its rarely used and "
           "replaced loops, the rest -Os): "
           + ", ".join(f"{v} {b:,}" for v, b in sizes.items()))
     failed = [(v, n) for v, r in results.items() for n in cases if r.get(n) is None]

@@ -10,7 +10,7 @@ lowered, verified against torch (max |diff| in output LSBs) and compiled by Vela
 from that NPU's variant of the graph (the compile chain, ``pipeline.chain.run``, as the
 operator tests run it): NPU cycles and NPU operator share, or the rule of the
 pre-Vela check that refuses it. The elementwise functions are ``bench_elementwise.py``'s.
-``--markdown`` prints README's "What runs where" table: a row per form, its cycles at the
+``--markdown`` prints a "What runs where" table: a row per form, its cycles at the
 last (typical) shape.
 """
 
@@ -132,7 +132,7 @@ def run(cases, dtype: str, folder: Path) -> list[dict]:
 
 
 def _without_advice(rule: str) -> str:
-    """A rule without its long parenthesised advice (README prose already)."""
+    """A rule without its long parenthesised advice (the docs say it already)."""
     kept, depth, start = [], 0, 0
     for i, char in enumerate(rule):
         if char == "(":
@@ -340,7 +340,7 @@ def main() -> None:
                         help="quantization scheme")
     parser.add_argument("--only", default="", help="regex on family/form")
     parser.add_argument("--json", type=Path, help="write the rows here")
-    parser.add_argument("--markdown", action="store_true", help="print the README table too")
+    parser.add_argument("--markdown", action="store_true", help="also print the per-form cycles as a markdown table")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's, per case
     chosen = [c for c in cases() if re.search(args.only, f"{c[0]}/{c[1]}")]

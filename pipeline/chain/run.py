@@ -41,7 +41,7 @@ class Compiled:
         """The graph of one NPU variant (``u55``, ``u85``), as Vela compiles it."""
         return self.folder / f"model.{name}.tosa"
 
-    def verify(self, where: str = "chain/verify") -> dict:
+    def verify(self, where: str = "compile_model/verify") -> dict:
         """Verify the graph and its NPU variants on the test inputs (``chain.verify``),
         writing ``verify.json``; the report (also kept in ``report``).
 

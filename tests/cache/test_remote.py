@@ -100,6 +100,18 @@ def listing(server: servers.S3Server, prefix: str, under: str = "") -> list[str]
                   for m in batch)
 
 
+def manifests(server: servers.S3Server, prefix: str) -> tuple[list[dict], list[dict]]:
+    """The manifests under ``ac/``: (the stage entries, the loaded-files indexes). A stage that
+    records the files it loaded (the operator files of quantize and lower: graph/loaded.py)
+    writes an index under its first-level key beside its entry."""
+    import obstore
+
+    found = [json.loads(bytes(obstore.get(client(server, prefix), path).bytes()))
+             for path in listing(server, prefix, "ac")]
+    indexes = [m for m in found if m["record"].get("stage") == "loaded-files"]
+    return [m for m in found if m not in indexes], indexes
+
+
 # ---- fixtures ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -132,13 +144,14 @@ def test_writer_uploads_each_stage_it_computed_manifest_last(written, s3):
     folder, proc = written
     built = computed(proc)
     assert built, proc.stdout
-    manifests = listing(s3, "team", "ac")
-    assert len(manifests) == len(built)
-    assert f"{len(built)} misses" in summary(proc) and f"({len(built)} entries)" in summary(proc)
+    entries, indexes = manifests(s3, "team")
+    assert sorted(m["record"]["stage"] for m in entries) == sorted(t.split(":")[0] for t in built)
+    assert {m["record"]["stage"] for m in entries if "loaded" in m["record"]} == {
+        "quantize", "lower"}  # the stages whose entries an index points to
+    total = len(entries) + len(indexes)
+    assert f"{len(built)} misses" in summary(proc) and f"({total} entries)" in summary(proc)
     blobs = set(listing(s3, "team", "cas"))
-    for path in manifests:  # every manifest's blobs are there: a reader never sees half
-        import obstore
-        manifest = json.loads(bytes(obstore.get(client(s3, "team"), path).bytes()))
+    for manifest in entries + indexes:  # every manifest's blobs are there: a reader never sees half
         assert {f"cas/{d[:2]}/{d}" for d in manifest["outputs"].values()} <= blobs
 
 
@@ -149,7 +162,9 @@ def test_fresh_runner_restores_everything_and_computes_nothing(written, s3, tmp_
     again = doit(folder, "s3://cache/team", s3.env(servers.READER))
     assert computed(again) == []
     assert sorted(restored(again)) == sorted(computed(proc))
-    assert f"{len(computed(proc))} hits, 0 misses, 0 damaged" in summary(again)
+    # a hit per stage entry, and one per loaded-files index read on the way to its entry
+    lookups = sum(len(found) for found in manifests(s3, "team"))
+    assert f"{lookups} hits, 0 misses, 0 damaged" in summary(again)
     for name in ("model.tosa", "io.json", "verify.json"):
         assert (folder / "build/ref/add" / name).read_bytes() == \
             (first / "build/ref/add" / name).read_bytes()
@@ -162,7 +177,7 @@ def test_second_runner_builds_only_what_the_first_did_not(written, s3, tmp_path)
     second = doit(folder, "s3://cache/team", s3.env(), "remote_mode=write")
     assert sorted(restored(second)) == sorted(computed(proc))
     assert computed(second) and all(":cnn" in task for task in computed(second))
-    assert len(listing(s3, "team", "ac")) == len(computed(proc)) + len(computed(second))
+    assert len(manifests(s3, "team")[0]) == len(computed(proc)) + len(computed(second))
 
 
 @e2e
@@ -399,9 +414,7 @@ def test_hostile_manifests_are_refused_before_any_blob_is_fetched(change, why):
 
 def test_a_bad_remote_url_stops_doit_with_one_line(tmp_path):
     folder = runner(tmp_path / "h")
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            f"targets={folder / 'targets.yaml'}", f"store={folder / 'store'}",
-            "remote=https://ci:hunter2@cache.example.com/team"]
+    argv = doit_argv(folder, "build", "remote=https://ci:hunter2@cache.example.com/team")
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [

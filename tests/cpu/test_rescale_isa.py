@@ -1,6 +1,6 @@
 """The ISA variants of RESCALE (apply_scale_32 without a 64-bit product per value: MVE and
 NEON from vqdmulh/vqrdmulh and vrshl, DSP from SMULL, QADD and SSAT; runtime/tosa_cpu/src/
-kernels_scale.cc) under QEMU - Cortex-M55 MVE, Cortex-M4 DSP and AArch64 NEON
+scale.cc) under QEMU - Cortex-M55 MVE, Cortex-M4 DSP and AArch64 NEON
 (qemu-aarch64) - bit-exact over their edge
 cases: every shift 2..62, multipliers 0, 1, 2^30, 2^31 - 1 and random ones, single and
 double rounding, values at the extremes of the input type and at +-2^(S-1) (the spec's range

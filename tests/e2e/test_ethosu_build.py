@@ -154,9 +154,8 @@ def test_firmware_with_fake_core_driver_runs_the_real_artifact_under_qemu(projec
 def test_config_error_is_reported_without_traceback(project, tmp_path):
     bad = tmp_path / "targets.yaml"
     bad.write_text(TARGETS.replace("ethos-u55-128", "ethos-u55-100"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-         f"targets={bad}"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(doit_argv(tmp_path, "build"), capture_output=True, text=True,
+                          check=False)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr + proc.stdout
     assert re.search(r"targets\.yaml:\d+: targets\.u55-baremetal\.npu\.config: must be one of "

@@ -288,8 +288,10 @@ def test_a_wrong_cpu_segment_fails_naming_its_first_differing_operator(project, 
                "platform": "cortex_m", "build_type": "Release", "board": board.board,
                "qemu": board.qemu, "qemu_cpu": board.qemu_cpu, "substitute": None}
     test_inputs = next((project / "build" / ".stages" / "export").rglob("test_inputs.pt"))
+    placement = next((project / "build" / ".stages" / "lower" / "scores").rglob("placement.json"))
     inputs = {"artifact": tmp_path / "model.bin", "record": stage / "mixed.json",
               "tosa": project / "build" / "u55-fallback" / "scores" / "model.tosa",
+              "placement": placement,
               "io": project / "build" / "u55-fallback" / "scores" / "io.json",
               "test_inputs": test_inputs}
     with pytest.raises(CpuMismatch, match=r"t/mixed_verify segment 1 \(CPU\): every output .* "

@@ -107,7 +107,7 @@ def test_target_folders_hold_vgf_scenario_io_and_figures(project):
 
 
 def test_scenario_in_the_target_folder_runs_with_the_scenario_runner(project, tmp_path):
-    """What README's deploy section tells users: input_<i>.npy beside scenario.json."""
+    """What docs/vgf.md (Running model.vgf on a device) tells users: input_<i>.npy beside scenario.json."""
     folder = tmp_path / "device"
     shutil.copytree(project / "build" / "vgf-int8" / "add", folder)
     io = json.loads((folder / "vgf_io.json").read_text())

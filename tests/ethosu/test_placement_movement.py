@@ -2,7 +2,7 @@
 of Ethos-U85-256 and of Ethos-U55-128 (its variant: constant-row GATHER/SCATTER as one-hot
 CONV2Ds or SLICEs + CONCAT, REVERSE of the W axis, strided slices as pooling), int8 and
 a16w8; what U55 cannot run (writes at run-time indices) is named with the model line.
-``-s`` prints Vela's cycles (NPU, total) per case - README's per-operator table."""
+``-s`` prints Vela's cycles (NPU, total) per case (docs/operators.md's cycles come from benchmarks/bench_operators.py)."""
 
 import json
 from pathlib import Path

@@ -1,9 +1,8 @@
-"""aten.mm / aten.addmm (and ``x @ W``, which torch.export keeps as aten.matmul: op_matmul.py
-sends it here).
+"""aten.mm / aten.addmm (``x @ W`` as torch.export keeps it when ``x`` is 2-D).
 
 With a constant second operand ``W`` [in, out] the product is a linear layer and is lowered
-like one (see op_linear.py): RESHAPE to [rows, 1, 1, in] -> 1x1 CONV2D -> RESCALE -> RESHAPE,
-Vela's fully-connected path. ``W`` is linear's weight transposed, quantized per channel along
+like one (``emit.conv.weighted_product``, as op_linear.py): RESHAPE to [rows, 1, 1, in] ->
+1x1 CONV2D -> RESCALE -> RESHAPE, Vela's fully-connected path. ``W`` is linear's weight transposed, quantized per channel along
 its axis 1 (the output features); addmm's bias becomes the convolution's bias. addmm computes
 ``beta * bias + alpha * (x @ W)``: only alpha = beta = 1 is a plain linear layer; the
 normalisation writes every other addmm out (``pipeline/normalise/rewrites.py``).

@@ -237,7 +237,7 @@ def test_math_int8_matches_torch_exactly(module, spec, tmp_path):
 # int16: the interpolated TABLE (entries balanced for curvature, then refined against the
 # rounded result) where the function is smooth over the data. Steep regions - asin/atanh/
 # erfinv near +-1, acosh near 1, logit near 0 and 1 - are off by more than torch's own
-# rounding (verify's SQNR gate reports them); README says so.
+# rounding (verify's SQNR gate reports them); docs/operators.md says so.
 SMOOTH_CASES = [
     pytest.param(Lambda(torch.sin), uniform((1, 3, 8, 8), -3, 3), id="sin"),
     pytest.param(Lambda(torch.cos), uniform((800,), -3, 3), id="cos_800"),
