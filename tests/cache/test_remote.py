@@ -23,7 +23,7 @@ from pipeline.cache.remote import Remote, record_matches, remote_config
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
 from tests.cache import servers
-from tests.e2e.runner import doit_argv
+from tests.e2e.runner import ADD_AND_CNN, doit_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,17 +37,7 @@ def e2e(test):
     return test
 
 
-MODELS = """\
-models:
-  add:
-    source: models/add.py:AddModel
-    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
-    calibration: {samples: 4, seed: 1}
-  cnn:
-    source: models/cnn.py:SmallCNN
-    inputs: [{name: image, shape: [1, 3, 32, 32]}]
-    calibration: {samples: 4, seed: 1}
-"""
+MODELS = ADD_AND_CNN
 
 
 def runner(folder: Path, models: str = "[add]") -> Path:

@@ -18,6 +18,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The two example models most end-to-end tests build, as a targets.yaml ``models:`` block.
+ADD_AND_CNN = """\
+models:
+  add:
+    source: models/add.py:AddModel
+    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
+    calibration: {samples: 4, seed: 1}
+  cnn:
+    source: models/cnn.py:SmallCNN
+    inputs: [{name: image, shape: [1, 3, 32, 32]}]
+    calibration: {samples: 4, seed: 1}
+"""
 
 
 def doit_argv(project: Path, *args: str, store: Path | None = None, repo: Path = ROOT,

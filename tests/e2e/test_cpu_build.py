@@ -19,22 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.runner import ROOT
+from tests.e2e.runner import ADD_AND_CNN, ROOT
 from tests.e2e.runner import doit as run_doit
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_ref,
               pytest.mark.needs_arm_gcc, pytest.mark.needs_aarch64_gcc, pytest.mark.needs_qemu]
 
-TARGETS = """\
-models:
-  add:
-    source: models/add.py:AddModel
-    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
-    calibration: {samples: 4, seed: 1}
-  cnn:
-    source: models/cnn.py:SmallCNN
-    inputs: [{name: image, shape: [1, 3, 32, 32]}]
-    calibration: {samples: 4, seed: 1}
+TARGETS = ADD_AND_CNN + """\
 defaults:
   models: [add, cnn]
   npu: null

@@ -19,21 +19,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.ethosu.package import read_artifact
-from tests.e2e.runner import ROOT, doit, doit_argv, executed
+from tests.e2e.runner import ADD_AND_CNN, ROOT, doit, doit_argv, executed
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
               pytest.mark.needs_tosa_ref]
 
-TARGETS = """\
-models:
-  add:
-    source: models/add.py:AddModel
-    inputs: [{name: x, shape: [1, 8, 8, 16]}, {name: y, shape: [1, 8, 8, 16]}]
-    calibration: {samples: 4, seed: 1}
-  cnn:
-    source: models/cnn.py:SmallCNN
-    inputs: [{name: image, shape: [1, 3, 32, 32]}]
-    calibration: {samples: 4, seed: 1}
+TARGETS = ADD_AND_CNN + """\
 targets:
   u85-linux:
     cpu: cortex-a320

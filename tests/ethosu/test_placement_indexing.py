@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from models import cases
 from pipeline.errors import UserError
 from pipeline.ethosu.vela import run_vela
 from pipeline.chain.vela import vela_args
@@ -23,14 +24,9 @@ MASK = booleans((1, T), dtype=torch.int64)  # an int64 attention mask
 NO_MASKS = "no comparison, logical or select operators"
 
 
-class Fn(nn.Module):
-    """lowering_cases.Fn's twin, kept here on purpose: the U55 errors must name a line of this
-    file, and the operators run in Fn.forward."""
-
-    def __init__(self, fn, *modules):
-        super().__init__()
-        torch.manual_seed(0)
-        self.fn, self.layers = fn, nn.ModuleList(modules)
+class Fn(cases.Fn):
+    """models.cases.Fn with its forward in this file, on purpose: the U55 errors must name a
+    line of this file, and the operators run in Fn.forward."""
 
     def forward(self, *xs):
         return self.fn(self.layers, *xs)

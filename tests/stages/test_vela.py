@@ -58,3 +58,34 @@ def test_vela_failure_names_where_the_command_and_stderr(tosa, tmp_path):
 
 def test_vela_is_found_beside_the_interpreter():
     assert vela_command()[0].endswith("vela")
+
+
+def test_the_stage_checks_placement_without_importing_torch(tmp_path_factory, tmp_path):
+    """The Vela stage reads the lowering's placement.json (the verdicts of the operator files'
+    NPU rules) instead of importing the operator files, which import torch: run its ``run``
+    in a fresh interpreter on a lowered graph and look at what it loaded."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pipeline.stages.lower import write_placement
+
+    case = lower_case(Add(), [(1, 4, 4, 8), (1, 4, 4, 8)], tmp_path_factory.mktemp("add"))
+    placement = tmp_path / "placement.json"
+    write_placement({v: case.variant(v) for v in ("u55", "u85")}, placement)
+    script = f"""
+import sys
+from pathlib import Path
+from pipeline.stages.vela import run
+out = Path({str(tmp_path / 'out')!r}); out.mkdir()
+run({{"tosa": Path({str(case.variant('u85'))!r}), "placement": Path({str(placement)!r})}},
+    {{"npz": out / "model_vela.npz"}}, {{"npu": {{"config": "ethos-u85-256"}}}},
+    {{"vela_args": ["--accelerator-config", "ethos-u85-256"]}}, "t/vela")
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchao")))
+"""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "out" / "figures.json").exists()
