@@ -10,14 +10,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pipeline.config.npu import NpuConfig
-from pipeline.errors import UserError
-from pipeline.ethosu.vela import run_vela
-from pipeline.ethosu.placement import check_npu_constraints
 from models.cases.networks import ACCELERATORS
 from pipeline.chain.vela import vela_args
+from pipeline.config.npu import NpuConfig
+from pipeline.errors import UserError
+from pipeline.ethosu.placement import check_npu_constraints
+from pipeline.ethosu.vela import run_vela
 from tests.tosa.lowering_cases import A16W8, INT8, lower_case
-from tests.tosa.ops.test_op_rnn import KeywordSpotter, Recurrent
+from tests.tosa.ops.test_op_rnn import Recurrent
 from tests.tosa.ops.test_op_sdpa import Attention, CausalBuffer, Mha, padding_mask, qkv
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_vela]
@@ -65,15 +65,15 @@ CASES = {
     "gru_2_layers_a16w8": (
         Recurrent("GRU", 16, 32, 2, returns="both"), [(1, 10, 16)], A16W8, {}
     ),
-    "kws_lstm_49_frames": (KeywordSpotter("LSTM"), [(1, 49, 10)], INT8, {}),
-    "kws_gru_49_frames": (KeywordSpotter("GRU"), [(1, 49, 10)], INT8, {}),
 }
-SLOW = {"kws_lstm_49_frames", "kws_gru_49_frames"}  # 49 unrolled steps: a minute to lower
+# The 49-frame keyword spotters are compiled by tests/tosa/ops/test_op_rnn.py, which lowers
+# them once for its checks against torch and for Vela (49 unrolled steps: the costliest to
+# lower).
 
 
 @pytest.fixture(
     scope="module",
-    params=[pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in CASES],
+    params=list(CASES),
 )
 def lowered(request, tmp_path_factory):
     module, shapes, scheme, rules = CASES[request.param]

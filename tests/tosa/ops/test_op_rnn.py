@@ -1,11 +1,18 @@
 """nn.LSTM and nn.GRU (unrolled by pipeline/normalise/recurrent.py): reference model against torch,
 int8 / a16w8 / FP, in the configurations keyword-spotting and sequence models use."""
 
+import json
+
 import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+from models.cases.networks import ACCELERATORS
+from pipeline.chain.vela import vela_args
+from pipeline.config.npu import NpuConfig
+from pipeline.ethosu.placement import check_npu_constraints
+from pipeline.ethosu.vela import run_vela
+from tests.tosa.lowering_cases import A16W8, FP, INT8, lower_case, run_case, verify_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -89,11 +96,46 @@ def test_recurrent_matches_torch(module, shapes, layers, dtype, tmp_path):
     assert "MATMUL" not in ops  # every weight is a constant: the fully-connected path
 
 
+@pytest.fixture(scope="module")
+def keyword_spotter(tmp_path_factory):
+    """(cell, dtype) -> a keyword spotter over 49 MFCC frames (49 unrolled steps: the costliest
+    graphs here to lower), lowered on first use, once for the checks against torch and for
+    Vela, to the build's default spec for Ethos-U targets (TOSA-1.0+INT+int16)."""
+    made = {}
+
+    def lowered(cell: str, dtype: str):
+        if (cell, dtype) not in made:
+            folder = tmp_path_factory.mktemp(f"kws_{dtype}_{cell}")
+            made[cell, dtype] = lower_case(KeywordSpotter(cell), [(1, 49, 10)], folder, dtype,
+                                           spec="TOSA-1.0+INT+int16")
+        return made[cell, dtype]
+
+    return lowered
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", ["LSTM", "GRU"])
 @pytest.mark.parametrize("dtype", [INT8, A16W8])
-def test_keyword_spotting_over_49_frames_matches_torch(cell, dtype, tmp_path):
-    case, report = run_case(KeywordSpotter(cell), [(1, 49, 10)], tmp_path, dtype)
+def test_keyword_spotting_over_49_frames_matches_torch(keyword_spotter, cell, dtype):
+    case = keyword_spotter(cell, dtype)
+    report = verify_case(case)
     assert report["passed"]
     assert report["outputs"][0]["sqnr_db_vs_float"] > SQNR_DB[dtype]
     assert case.ops().count("CONV2D") == 49 + 1
+
+
+@pytest.mark.slow
+@pytest.mark.needs_vela
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+@pytest.mark.parametrize("accelerator", ACCELERATORS)
+def test_int8_keyword_spotter_runs_wholly_on_the_npu(keyword_spotter, cell, accelerator,
+                                                     tmp_path):
+    """Every operator of the NPU's variant of the int8 graph placed on the NPU by Vela."""
+    case = keyword_spotter(cell, INT8)
+    npu = NpuConfig.model_validate({"config": accelerator})
+    tosa = case.variant(npu.variant)
+    check_npu_constraints(tosa, accelerator, where="test/vela")
+    outputs = run_vela(tosa, tmp_path, vela_args(accelerator), where="test/vela")
+    figures = json.loads(outputs["figures"].read_text())
+    assert figures["npu_op_share"] == 1.0
+    assert figures["cycles_npu"] > 0
