@@ -131,6 +131,7 @@ def test_firmware_with_fake_core_driver_runs_the_real_artifact_under_qemu(projec
     """The bare-metal runner, linked against a FAKE Ethos-U core driver (there is no NPU
     model in QEMU), parses the real artifact, invokes the driver and exits 0 under the
     Cortex-M55 MPS3 AN547 machine. It proves the plumbing, not the NPU's arithmetic."""
+    doit(project, "build", "target=u55-baremetal")  # whatever ran before: its models built
     proc = doit(project, "build", "target=u55-fake-sdk")
     ran = executed(proc)
     assert [t.split(":")[0] for t in ran if not t.startswith("build:")] == ["firmware"]
