@@ -26,17 +26,17 @@ the goals: our default int8 accuracy within 0.5 points of float and never below 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ET_VENV = ROOT / ".venv-executorch"
+sys.path.insert(0, str(ROOT))
+from benchmarks.vs_executorch.env import quiet  # noqa: E402 (the comparison's own silencer)
 NETWORKS = ("cnn", "mobilenet", "resnet", "mlp")
 GOAL_DROP = 0.5  # accuracy points our default int8 may lose against float
 
@@ -46,21 +46,6 @@ def _deterministic() -> None:
 
     torch.set_num_threads(1)  # sums in one order: the same weights on every machine
     torch.use_deterministic_algorithms(True)
-
-
-@contextlib.contextmanager
-def _quiet():
-    import logging
-
-    os.environ.setdefault("TORCHAO_FORCE_SKIP_LOADING_SO_FILES", "1")
-    root, level = logging.getLogger(), logging.getLogger().level
-    root.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        root.setLevel(level)
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,7 +233,7 @@ def sqnr_db(reference, estimate) -> float:
 def reference_available() -> str | None:
     """Why ExecuTorch's quantizer cannot run here, or None."""
     try:
-        with _quiet():
+        with quiet():
             from executorch.backends.arm.quantizer import EthosUQuantizer  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - any import failure: no reference column
         return f"{type(exc).__name__}: {exc}"
@@ -271,7 +256,7 @@ def run(name: str, observers: list[str], calibration: int, with_reference: bool)
     if with_reference:
         variants["reference"] = None
     for label, options in variants.items():
-        with _quiet():
+        with quiet():
             fn = theirs(model, samples) if label == "reference" else ours(model, samples, options)
             out = logits(fn, x)
         result["int8"][label] = accuracy(out, y)
