@@ -135,6 +135,8 @@ def check_npu_constraints(tosa: Path, accelerator: str, where: str = "",
         UserError: every violation, each naming the FX node, its source line, the target
             NPU and the constraint.
     """
+    if known is not None and not any(known):
+        return  # every operator placed: the graph need not be read again for its locations
     operators = read_operators(tosa)
     if known is None:
         found = list(violations(operators, accelerator))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import re
 import struct
 from dataclasses import dataclass, field
@@ -179,11 +180,16 @@ def _data(tensor, dtype: str, shape: tuple[int, ...]) -> np.ndarray | None:
     if dtype == "int48":  # 6 little-endian bytes, sign-extended
         six = raw.reshape(-1, 6).astype(np.int64)
         values = sum(six[:, i] << (8 * i) for i in range(6))
-        return np.where(values >= 1 << 47, values - (1 << 48), values).reshape(shape)
+        return _frozen(np.where(values >= 1 << 47, values - (1 << 48), values).reshape(shape))
     if dtype not in _NUMPY:
         return None
     values = raw.view(_NUMPY[dtype])
-    return values.astype(np.float32 if dtype == "fp32" else np.int64).reshape(shape)
+    return _frozen(values.astype(np.float32 if dtype == "fp32" else np.int64).reshape(shape))
+
+
+def _frozen(values: np.ndarray) -> np.ndarray:
+    values.setflags(write=False)  # blocks are shared (read_block): a write would leak
+    return values
 
 
 def _main_block(path: Path):
@@ -201,7 +207,7 @@ def _tensors(block, data: bool) -> dict[str, Tensor]:
         shape = block.Shapes(i)
         values = None
         if data and shape.DataLength():
-            values = shape.DataAsNumpy().view("<i8").astype(np.int64)
+            values = _frozen(shape.DataAsNumpy().view("<i8").astype(np.int64))
         name = shape.Name().decode()
         tensors[name] = Tensor("shape", (shape.Rank(),), values, name)
     return tensors
@@ -221,7 +227,25 @@ def _operator(raw) -> Operator:
 
 def read_block(path: Path, data: bool = True) -> Block:
     """Tensors (with constant data unless ``data`` is False), operators, inputs and outputs
-    of the main block."""
+    of the main block. Read once per file while its size and time hold: a stage asks for the
+    same graph several times (placement per NPU family, verification), and a 6,000-operator
+    graph takes seconds to walk. The block is shared: never change it."""
+    stat = os.stat(path)
+    key = (os.path.realpath(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if (key, data) in _BLOCKS:
+        return _BLOCKS[(key, data)]
+    block = _read_block(path, data)
+    if len(_BLOCKS) >= _BLOCKS_KEPT:
+        del _BLOCKS[next(iter(_BLOCKS))]
+    _BLOCKS[(key, data)] = block
+    return block
+
+
+_BLOCKS: dict[tuple, Block] = {}  # (file identity, data) -> block, oldest first
+_BLOCKS_KEPT = 4
+
+
+def _read_block(path: Path, data: bool) -> Block:
     block = _main_block(path)
     return Block(
         _tensors(block, data),
