@@ -2,8 +2,9 @@
 
 Outputs: ``model_vela.npz`` (command stream, weights, IO layout), ``summary.csv`` (Vela's
 per-network figures), ``per_layer.csv`` (Vela's per-layer estimates: cycles, MACs, memory
-accesses of each NPU operator; the report's costliest layers) and ``figures.json`` (the
-figures the target report shows).
+accesses of each NPU operator; the report's costliest layers), ``figures.json`` (the
+figures the target report shows) and, when asked, ``roofline.json`` (each operation against
+the NPU's bound, from Vela's debug database: ``pipeline/ethosu/roofline.py``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.errors import StageError
+from pipeline.ethosu.roofline import roofline
 
 _OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
 
@@ -39,7 +41,8 @@ def vela_command() -> list[str]:
 
 
 def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "",
-             known: list | None = None, checked: bool = False) -> dict[str, Path]:
+             known: list | None = None, checked: bool = False,
+             memory_mode: Mapping[str, str] | None = None) -> dict[str, Path]:
     """Compile ``tosa`` with Vela and collect its outputs.
 
     Args:
@@ -50,6 +53,8 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         known: the placement verdicts of ``tosa`` for the accelerator's family
             (``placement.verdicts``), when the lower stage computed them.
         checked: the caller checked placement already (the NPU segments of a mixed graph).
+        memory_mode: the build's ``[Memory_Mode.*]`` section of vela.ini; given, the
+            roofline of the compile is written to ``roofline.json``.
 
     Returns:
         Output role -> path.
@@ -68,8 +73,11 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
     with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
         network = Path(tmp) / "model.tosa"
         shutil.copyfile(tosa, network)
-        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates).
+        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates);
+        # --enable-debug-db <network>_debug.xml (shapes, types, memories, weight bytes and the
+        # TOSA operator of each NPU operation: the roofline's inputs). Neither changes the npz.
         command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
+                   *(["--enable-debug-db"] if memory_mode is not None else []),
                    "--output-dir", str(Path(tmp) / "out"), str(network)]
         proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -91,6 +99,11 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         shutil.copyfile(npz, outputs["npz"])
         shutil.copyfile(per_layer, outputs["layers"])
         shutil.copyfile(summaries[0], outputs["summary"])
+        if memory_mode is not None:
+            outputs["roofline"] = out_dir / "roofline.json"
+            figures_of = roofline(Path(tmp) / "out" / "model_debug.xml", summaries[0], tosa,
+                                  memory_mode)
+            outputs["roofline"].write_text(json.dumps(figures_of, indent=1, sort_keys=True))
     outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
     return outputs
 
