@@ -153,7 +153,15 @@ def roofline(debug_db: Path, summary_csv: Path, tosa: Path, memory_mode: dict) -
         layer["tosa_operator"] = op.op if op else None
         layer["source"] = source_line(op.location) if op else None
         layers.append(layer)
-    return {**figures, **totals(layers), "layers": layers,
+    summed = totals(layers)
+    # The whole network's bound, blind to how it is cut into operations: every MAC at the peak
+    # rate, every weight byte once across the weights' memory. Feature maps are left out, so
+    # a form of the graph with fewer or more operations keeps it.
+    network = max(summed["macs"] / figures["peak_macs_per_cycle"],
+                  summed["weight_bytes"] / figures["bytes_per_cycle"][figures["weights_in"]])
+    summed["network_bound"] = round(network, 1)
+    summed["times_network_bound"] = round(summed["cycles"] / network, 3) if network else None
+    return {**figures, **summed, "layers": layers,
             "estimates": "Vela's estimates (no Ethos-U hardware or FVP here)"}
 
 
