@@ -86,9 +86,11 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         npz = Path(tmp) / "out" / "model_vela.npz"
         summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
         per_layer = Path(tmp) / "out" / "model_per-layer.csv"
-        if not npz.is_file() or not summaries or not per_layer.is_file():
-            raise StageError(where, "vela must write model_vela.npz, a summary and per-layer "
-                             "estimates; got "
+        debug_db = Path(tmp) / "out" / "model_debug.xml"
+        if (not npz.is_file() or not summaries or not per_layer.is_file()
+                or (memory_mode is not None and not debug_db.is_file())):
+            raise StageError(where, "vela must write model_vela.npz, a summary, per-layer "
+                             "estimates (and, for the roofline, its debug database); got "
                              f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
         figures = parse_figures(summaries[0], proc.stdout)
         if figures["cpu_operators"]:
@@ -101,8 +103,7 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         shutil.copyfile(summaries[0], outputs["summary"])
         if memory_mode is not None:
             outputs["roofline"] = out_dir / "roofline.json"
-            figures_of = roofline(Path(tmp) / "out" / "model_debug.xml", summaries[0], tosa,
-                                  memory_mode)
+            figures_of = roofline(debug_db, summaries[0], tosa, memory_mode)
             outputs["roofline"].write_text(json.dumps(figures_of, indent=1, sort_keys=True))
     outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
     return outputs
