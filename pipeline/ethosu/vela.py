@@ -2,8 +2,9 @@
 
 Outputs: ``model_vela.npz`` (command stream, weights, IO layout), ``summary.csv`` (Vela's
 per-network figures), ``per_layer.csv`` (Vela's per-layer estimates: cycles, MACs, memory
-accesses of each NPU operator; the report's costliest layers) and ``figures.json`` (the
-figures the target report shows).
+accesses of each NPU operator; the report's costliest layers), ``figures.json`` (the
+figures the target report shows) and, when asked, ``roofline.json`` (each operation against
+the NPU's bound, from Vela's debug database: ``pipeline/ethosu/roofline.py``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.errors import StageError
+from pipeline.ethosu.roofline import roofline
 
 _OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
 
@@ -39,7 +41,8 @@ def vela_command() -> list[str]:
 
 
 def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "",
-             known: list | None = None, checked: bool = False) -> dict[str, Path]:
+             known: list | None = None, checked: bool = False,
+             memory_mode: Mapping[str, str] | None = None) -> dict[str, Path]:
     """Compile ``tosa`` with Vela and collect its outputs.
 
     Args:
@@ -50,6 +53,8 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         known: the placement verdicts of ``tosa`` for the accelerator's family
             (``placement.verdicts``), when the lower stage computed them.
         checked: the caller checked placement already (the NPU segments of a mixed graph).
+        memory_mode: the build's ``[Memory_Mode.*]`` section of vela.ini; given, the
+            roofline of the compile is written to ``roofline.json``.
 
     Returns:
         Output role -> path.
@@ -68,8 +73,11 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
     with tempfile.TemporaryDirectory(prefix="vela-") as tmp:
         network = Path(tmp) / "model.tosa"
         shutil.copyfile(tosa, network)
-        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates).
+        # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates);
+        # --enable-debug-db <network>_debug.xml (shapes, types, memories, weight bytes and the
+        # TOSA operator of each NPU operation: the roofline's inputs). Neither changes the npz.
         command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
+                   *(["--enable-debug-db"] if memory_mode is not None else []),
                    "--output-dir", str(Path(tmp) / "out"), str(network)]
         proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -78,9 +86,11 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         npz = Path(tmp) / "out" / "model_vela.npz"
         summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
         per_layer = Path(tmp) / "out" / "model_per-layer.csv"
-        if not npz.is_file() or not summaries or not per_layer.is_file():
-            raise StageError(where, "vela must write model_vela.npz, a summary and per-layer "
-                             "estimates; got "
+        debug_db = Path(tmp) / "out" / "model_debug.xml"
+        if (not npz.is_file() or not summaries or not per_layer.is_file()
+                or (memory_mode is not None and not debug_db.is_file())):
+            raise StageError(where, "vela must write model_vela.npz, a summary, per-layer "
+                             "estimates (and, for the roofline, its debug database); got "
                              f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
         figures = parse_figures(summaries[0], proc.stdout)
         if figures["cpu_operators"]:
@@ -91,6 +101,10 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         shutil.copyfile(npz, outputs["npz"])
         shutil.copyfile(per_layer, outputs["layers"])
         shutil.copyfile(summaries[0], outputs["summary"])
+        if memory_mode is not None:
+            outputs["roofline"] = out_dir / "roofline.json"
+            figures_of = roofline(debug_db, summaries[0], tosa, memory_mode)
+            outputs["roofline"].write_text(json.dumps(figures_of, indent=1, sort_keys=True))
     outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
     return outputs
 

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from pipeline.cache.store import copy_atomic as copy_view
+from pipeline.files import write_atomic
 from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.graph.report_html import top_layers
-from pipeline.files import write_atomic
+
 
 def clear_stale(folder: Path, keep: set[str]) -> None:
     """Remove what a target folder holds that its configuration no longer produces."""
@@ -36,6 +37,8 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["vela"] = json.loads(build.vela.outputs["figures"].read_text())
         # The costliest layers, as report.html plots them (all of them: vela_per_layer.csv).
         entry["vela"]["top_layers"] = top_layers(folder / "vela_per_layer.csv")
+        entry["roofline"] = json.loads(build.vela.outputs["roofline"].read_text())
+        entry["roofline"]["summary"] = limit_text(entry["roofline"])
     if build.mixed is not None:
         entry.update(_mixed_entry(build, folder))
     if build.vgf is not None:
@@ -157,6 +160,20 @@ def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | No
     return True
 
 
+def limit_text(roofline: dict) -> str:
+    """``total cycles = 2.84x the limit (3.2x the MAC bound alone, 3.2x the network's bound;
+    5 of 5 layers mapped to model lines)``."""
+    if roofline["times_limit"] is None:
+        return "no NPU operation with a bound"
+    mac, network = roofline["times_mac_limit"], roofline.get("times_network_bound")
+    parts = [f"{mac:.1f}x the MAC bound alone" if mac is not None else "no MACs"]
+    if network is not None:
+        parts.append(f"{network:.1f}x the network's bound")
+    layers = roofline["mapped_layers"] + roofline["unmapped_layers"]
+    return (f"total cycles = {roofline['times_limit']:.2f}x the limit ({', '.join(parts)}; "
+            f"{roofline['mapped_layers']} of {layers} layers mapped to model lines)")
+
+
 def summary_line(target: str, model: str, entry: dict) -> str:
     """One human line per built model: NPU figures and verification."""
     verify = entry["verify"]
@@ -184,6 +201,8 @@ def summary_line(target: str, model: str, entry: dict) -> str:
     if vela:
         text += (f"; {vela['cycles_total']} cycles ({vela['inference_time'] * 1e6:.1f} us), "
                  f"{vela['npu_op_share']:.0%} NPU ops, artifact {entry['artifact_bytes']} B")
+        if entry.get("roofline") and entry["roofline"]["times_limit"] is not None:
+            text += f", {entry['roofline']['times_limit']:.2f}x the limit"
     if entry.get("mixed"):
         text += f"; {_mixed_text(entry['mixed'])}, artifact {entry['artifact_bytes']} B"
         check = entry.get("mixed_verify")

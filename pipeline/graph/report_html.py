@@ -7,7 +7,10 @@ targets' ``report.json`` and Vela's per-layer estimates (``vela_per_layer.csv``)
   use, NPU operator share, artifact size;
 - per model built for several NPU configurations, inference time side by side (the same
   network on U55 vs U85, or before/after an option change);
-- per model and NPU configuration, the layers that cost the most cycles.
+- per model and NPU configuration, the layers that cost the most cycles;
+- per model and NPU configuration, the roofline: each NPU operation's estimate against its
+  bound, total cycles as a multiple of the limit, and the biggest losses with their model
+  lines (``report_roofline.py``).
 
 Plots are matplotlib's, rendered to SVG text. Targets with equal figures (same model and NPU
 options) share one bar and one per-layer chart, so hundreds of targets stay readable.
@@ -107,6 +110,7 @@ def _row(target: str, model: str, report: dict, entry: dict) -> str:
             + _cell(_sqnr(entry), "{:.1f}") + _cell(vela.get("cycles_total"), "{:,}")
             + _cell(time_us, "{:.1f}") + _cell(vela.get("sram_memory_used"), "{:.1f}")
             + _cell(flash, "{:.1f}") + _cell(vela.get("npu_op_share"), "{:.0%}")
+            + _cell((entry.get("roofline") or {}).get("times_limit"), "{:.2f}x")
             + _cell(entry.get("artifact_bytes"), "{:,}") + "</tr>")
 
 
@@ -171,6 +175,27 @@ def _layers(model: str, variant: dict, varying: tuple[str, ...], chart: bool) ->
     return f"<p><b>{caption}</b></p><ol>{items}</ol>"
 
 
+def _rooflines(variants: dict[str, dict[str, dict]]) -> str:
+    from pipeline.graph.report_roofline import roofline_section
+
+    parts = [("<h2>Roofline: Vela's estimates against the NPU's bound</h2><p>Per NPU operation, "
+              "the bound is the larger of its MAC bound (MACs / the NPU's peak MACs per cycle, "
+              "halved for 16-bit inputs) and its memory bound (bytes / the bandwidth of the "
+              "memory they cross); the limit is the sum of the bounds (docs/roofline.md). "
+              "Cycles are Vela's estimates: no Ethos-U hardware or FVP ran.</p>")]
+    charts = 0
+    for model, by_npu in variants.items():
+        varying = _varying(by_npu)
+        for variant in by_npu.values():
+            if "roofline" not in variant["entry"]:
+                continue
+            caption = f"{model} on {_label(variant, varying)}"
+            parts.append(roofline_section(caption, variant["entry"]["roofline"],
+                                          _svg if charts < MAX_LAYER_CHARTS else None))
+            charts += 1
+    return "".join(parts) if charts else ""
+
+
 def render(reports: dict[str, dict], build: Path) -> str:
     """The report page for ``target -> report.json data`` of the targets under ``build``."""
     import matplotlib
@@ -180,7 +205,7 @@ def render(reports: dict[str, dict], build: Path) -> str:
                                 "font.size": 9})
     head = ("<tr><th>target</th><th>model</th><th>NPU</th><th>verified</th><th>SQNR dB</th>"
             "<th>NPU cycles</th><th>time us</th><th>SRAM KiB</th><th>flash KiB</th>"
-            "<th>NPU ops</th><th>artifact B</th></tr>")
+            "<th>NPU ops</th><th>cycles / limit</th><th>artifact B</th></tr>")
     rows = "".join(_row(t, m, r, e) for t, r in reports.items() for m, e in r["models"].items())
     parts = [f"<h1>Build report</h1><p>{len(reports)} targets.</p><table>{head}{rows}</table>"]
     variants = _variants(reports, build)
@@ -197,6 +222,7 @@ def render(reports: dict[str, dict], build: Path) -> str:
     if charts > MAX_LAYER_CHARTS:
         parts.append(f"<p>Charts for the first {MAX_LAYER_CHARTS} of {charts} model and NPU "
                      "configurations; the others are listed.</p>")
+    parts.append(_rooflines(variants))
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             "<title>ethosu-pipeline build report</title>"
             f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")

@@ -16,10 +16,12 @@ def known(placement, accelerator: str) -> list:
 
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    from pipeline.config.vela_ini import read_vela_ini
     from pipeline.ethosu.vela import run_vela
 
+    memory_mode = read_vela_ini(i["vela_ini"]).memory_modes[options["npu"]["memory_mode"]]
     run_vela(i["tosa"], o["npz"].parent, params["vela_args"], where=where,
-             known=known(i["placement"], options["npu"]["config"]))
+             known=known(i["placement"], options["npu"]["config"]), memory_mode=memory_mode)
 
 
 STAGE = Stage(
@@ -28,6 +30,8 @@ STAGE = Stage(
     run=run,
     inputs={"tosa": File("tosa"), "placement": File("placement"), "vela_ini": File("ini")},
     outputs={"npz": File("npz", "model_vela.npz"), "summary": File("csv", "summary.csv"),
-             "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json")},
-    views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None},
+             "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json"),
+             "roofline": File("roofline", "roofline.json")},
+    views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None,
+           "roofline": "roofline.json"},
 )

@@ -6,6 +6,7 @@ rebuild, an A->B->A switch of targets.yaml and a restore from the store after `r
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -88,6 +89,35 @@ def test_cold_build_ran_each_shared_stage_once(project):
     assert "build:u85-linux" in ran
     assert [t for t in ran if t.startswith("runtime:")] == [
         "runtime:aarch64-linux-gnu-gcc/cortex-a320/Release"]
+
+
+def test_roofline_of_the_first_convolution_matches_its_shapes(project):
+    """cnn's conv1 (3 -> 16 channels, 3x3, 32x32 output) on U85-256 in Sram_Only: MACs from the
+    shapes, the MAC bound at 256 MACs/cycle, the memory bound at the SRAM's 32 bytes/cycle
+    (weights and feature maps on one port), and the model line it came from."""
+    report = json.loads((project / "build" / "u85-linux" / "report.json").read_text())
+    roofline = report["models"]["cnn"]["roofline"]
+    conv = next(x for x in roofline["layers"] if x["operator"] == "Conv2D")
+    macs = 32 * 32 * 16 * (3 * 3 * 3)
+    assert conv["macs"] == macs
+    assert conv["mac_bound"] == macs / 256
+    assert (conv["ifm_bytes"], conv["ofm_bytes"]) == (32 * 32 * 3, 32 * 32 * 16)
+    assert 0 < conv["weight_bytes"] < 2 * 16 * 27  # Vela's encoded stream of 432 int8 weights
+    moved = conv["weight_bytes"] + 32 * 32 * 3 + 32 * 32 * 16
+    assert conv["memory_bound"] == round(moved / 32, 1)
+    assert conv["bound"] == max(macs / 256, moved / 32) and conv["bound_by"] == "mac"
+    assert conv["utilisation"] == round(conv["bound"] / conv["cycles"], 4) <= 1
+    line = next(n for n, text in enumerate((ROOT / "models" / "cnn.py").read_text().splitlines(), 1)
+                if "self.conv1(x)" in text)
+    assert Path(conv["source"]["file"]).resolve() == (project / "models" / "cnn.py").resolve()
+    assert conv["source"]["line"] == line and "self.conv1(x)" in conv["source"]["code"]
+    # Totals: Vela's cycles over the sum of the bounds, as the summary line says.
+    assert roofline["cycles"] == report["models"]["cnn"]["vela"]["cycles_total"]
+    assert roofline["limit"] == round(sum(x["bound"] for x in roofline["layers"]), 1)
+    assert roofline["summary"].startswith(
+        f"total cycles = {roofline['cycles'] / roofline['limit']:.2f}x the limit")
+    page = (project / "build" / "report.html").read_text()
+    assert html.escape(roofline["summary"]) in page and f"cnn.py:{line} (" in page
 
 
 def test_second_build_runs_no_task(project):

@@ -3,6 +3,7 @@ report opened in headless Chromium (Debian's ``chromium``, installed by bootstra
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -64,7 +65,13 @@ def test_report_has_the_figures_of_every_target_and_model(built):
         assert vela["top_layers"] == top_layers(
             root / "build" / target / "add" / "vela_per_layer.csv")
         assert vela["top_layers"][0]["cycles"] > 0
-    assert page.count("<svg") == 3  # the U55 vs U65 comparison, one per-layer chart each
+        # the roofline: an add has no MACs, so its bound is the memory's (SRAM on both)
+        roofline = report["models"]["add"]["roofline"]
+        assert html.escape(roofline["summary"]) in page and roofline["times_mac_limit"] is None
+        assert {x["bound_by"] for x in roofline["layers"]} == {"memory"}
+        assert f"{roofline['times_limit']:.2f}x</td>" in page  # the table's cycles / limit
+    # the U55 vs U65 comparison, one per-layer chart and one roofline each
+    assert page.count("<svg") == 5
     # self-contained: nothing fetched (XML namespaces are names, not fetched)
     assert not re.search(r"""(src|href)=["']?(https?:|//)|<link|url\((?!#)|@import""", page)
     assert "<script" not in page
@@ -74,7 +81,7 @@ def test_report_renders_in_chromium_without_console_errors(built, tmp_path):
     root, _ = built
     dom, console = chromium(root / "build" / "report.html", tmp_path)
     assert console == []
-    assert dom.count("<svg") == 3 and "Build report" in dom
+    assert dom.count("<svg") == 5 and "Build report" in dom
 
 
 def test_console_errors_are_caught_by_the_chromium_check(tmp_path):
@@ -132,7 +139,7 @@ def test_report_from_merged_ci_artifacts(built, tmp_path):
                            str(tmp_path / "merged")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "merged" / "report.html").read_text()
-    assert page.count("<svg") == 3  # the per-layer charts found beside the copied reports
+    assert page.count("<svg") == 5  # the charts of the copied reports
     empty = subprocess.run([sys.executable, "-m", "pipeline.graph.report_html",
                             str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True)
     assert empty.returncode == 2

@@ -76,10 +76,13 @@ def test_the_stage_checks_placement_without_importing_torch(tmp_path_factory, tm
     script = f"""
 import sys
 from pathlib import Path
+from pipeline.config.vela_ini import default_vela_ini
 from pipeline.stages.vela import run
 out = Path({str(tmp_path / 'out')!r}); out.mkdir()
-run({{"tosa": Path({str(case.variant('u85'))!r}), "placement": Path({str(placement)!r})}},
-    {{"npz": out / "model_vela.npz"}}, {{"npu": {{"config": "ethos-u85-256"}}}},
+run({{"tosa": Path({str(case.variant('u85'))!r}), "placement": Path({str(placement)!r}),
+     "vela_ini": default_vela_ini()}},
+    {{"npz": out / "model_vela.npz"}}, {{"npu": {{"config": "ethos-u85-256",
+                                                "memory_mode": "Sram_Only"}}}},
     {{"vela_args": ["--accelerator-config", "ethos-u85-256"]}}, "t/vela")
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchao")))
 """
@@ -89,3 +92,4 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchao")))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "out" / "figures.json").exists()
+    assert (tmp_path / "out" / "roofline.json").exists()
