@@ -100,11 +100,13 @@ def correct_biases(
     samples: Sequence[tuple],
     spec: QuantizationSpec,
     sequential: bool = True,
+    originals: dict | None = None,
 ) -> dict:
     """Correct the bias of every conv/linear of ``module`` in place (new attribute tensors).
 
     ``sequential`` False measures each layer on the float network's inputs instead (kept to
-    compare the two; the flow uses the default).
+    compare the two; the flow uses the default). ``originals``, when given, gets each layer's
+    bias before the correction by its node's name (None: it had none).
 
     Returns:
         What ran, for the report: ``layers`` corrected, ``biases_added`` to layers that had none.
@@ -113,6 +115,9 @@ def correct_biases(
     added = 0
     with torch.no_grad():
         for node, layer in list(layers.items()):
+            if originals is not None:
+                originals[node.name] = (None if layer.bias is None
+                                        else get_tensor(module, layer.bias))
             if layer.bias is None:
                 layers[node] = add_bias(module, layer)
                 added += 1

@@ -162,3 +162,114 @@ def test_auto_keeps_the_correction_only_where_it_raises_the_calibration_sqnr():
     assert summary["mode"] == "auto" and summary["layers"] == 3
     assert summary["kept"] == (figures["with"] > figures["without"])
     assert sqnr_db(program, quantized, samples) == max(figures["with"], figures["without"])
+
+
+class _ShiftedNet(nn.Module):
+    """Depthwise filters of many small taps beside one large one per channel: the small taps
+    all round to zero, so the quantized layer loses their sum on every (positive) input -
+    the mean shift bias correction exists to remove."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(6, 6, 5, padding=2, groups=6)
+        self.act = nn.ReLU(inplace=True)
+        self.head = nn.Conv2d(6, 4, 1)
+
+    def forward(self, x):
+        y = self.act(self.dw(x))
+        y += x
+        return self.head(y)
+
+
+def _shifted_program():
+    from pipeline.chain.export import export as export_program
+
+    torch.manual_seed(0)
+    model = _ShiftedNet().eval()
+    with torch.no_grad():
+        model.dw.weight.fill_(0.003)
+        model.dw.weight[:, :, 2, 2] = 1.0
+    samples = [(torch.rand(1, 6, 8, 8) + 0.5,) for _ in range(6)]
+    return export_program(model, samples[0], "test"), samples
+
+
+def _same_outputs(a, b, samples) -> bool:
+    return all(torch.equal(x, y) for s in samples
+               for x, y in zip(torch.utils._pytree.tree_leaves(a(*s)),
+                               torch.utils._pytree.tree_leaves(b(*s))))
+
+
+def test_auto_keeps_a_clear_win_from_one_conversion():
+    """Where the correction beats the corrected graph with its own biases put back by more
+    than the margin, ``auto`` keeps it without converting a second time: the graph is the
+    one ``bias_correction=True`` gives."""
+    from pipeline.chain.quantize import quantize
+
+    program, samples = _shifted_program()
+    auto, record = quantize(program, samples, bias_correction="auto")
+    summary = record["bias_correction"]
+    figures = summary["calibration_sqnr_db"]
+    assert summary["kept"] and summary["conversions"] == 1, summary
+    assert figures["with"] > figures["without"] + 0.25
+    always, _ = quantize(program, samples, bias_correction=True)
+    assert _same_outputs(auto.module(), always.module(), samples)
+
+
+def test_auto_converts_twice_on_a_close_call_and_keeps_the_old_rule(monkeypatch):
+    """A margin nothing beats sends every decision to the second conversion: then the graph
+    is the better of the two full conversions, as the rule has always been."""
+    from pipeline.chain.quantize import quantize
+    from pipeline.quant import flow
+
+    monkeypatch.setattr(flow, "KEEP_MARGIN_DB", float("inf"))
+    program, samples = _shifted_program()
+    auto, record = quantize(program, samples, bias_correction="auto")
+    summary = record["bias_correction"]
+    assert summary["conversions"] == 2
+    figures = summary["calibration_sqnr_db"]
+    chosen, _ = quantize(program, samples, bias_correction=summary["kept"])
+    assert summary["kept"] == (figures["with"] > figures["without"])
+    assert _same_outputs(auto.module(), chosen.module(), samples)
+
+
+def test_biases_put_back_change_only_the_corrected_layers():
+    """``_with_biases`` runs the converted graph with each named layer's bias replaced: the
+    original biases move the outputs off the corrected graph's, the corrected ones leave
+    them as they are, and a layer it cannot find gives nothing to compare against."""
+    from pipeline.chain.export import normalise
+    from pipeline.quant import flow
+    from pipeline.tosa.registry import quant_rules
+
+    program, samples = _shifted_program()
+    originals: dict = {}
+    converted, record = flow._converted(normalise(program), samples, "int8", "test", "mse",
+                                        False, True, "per_channel", quant_rules(), originals)
+    assert set(originals) == {"conv2d", "conv2d_1"} and record["bias_correction"]["layers"] == 2
+    with torch.no_grad():
+        put_back = flow._with_biases(converted, originals)
+        assert not torch.equal(put_back(*samples[0]), converted(*samples[0]))
+        nodes = {n.name: n for n in converted.graph.nodes}
+        bias_of = {name: flow._outputs(_argument(converted, nodes[name], 2), samples[:1])[0][0]
+                   for name in originals}
+        same = flow._with_biases(converted, bias_of)
+        assert torch.equal(same(*samples[0]), converted(*samples[0]))
+    assert flow._with_biases(converted, {"no_such_node": None}) is None
+
+
+def _argument(module, node, index):
+    """A callable giving the value ``node``'s argument ``index`` takes when ``module`` runs."""
+    target = node.args[index]
+
+    class _Capture(torch.fx.Interpreter):
+        def run_node(self, n):
+            result = super().run_node(n)
+            if n is target:
+                self.captured = result
+            return result
+
+    def captured(*sample):
+        run = _Capture(module)
+        run.run(*sample)
+        return run.captured
+
+    return captured
