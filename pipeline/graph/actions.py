@@ -19,7 +19,7 @@ from pipeline.cache.key import stage_key, tool_versions
 from pipeline.cache.remote import Remote, open_remote
 from pipeline.cache.store import Store
 from pipeline.errors import UserError
-from pipeline.graph import code
+from pipeline.graph import code, imported
 from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
 from pipeline.graph.outputs import record as output_values
@@ -29,6 +29,8 @@ from pipeline.graph.stages import STAGES
 from pipeline.graph.timeout import call_with_limit
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
+
+imported.install()  # the code a stage runs is the code its key covers (graph/imported.py)
 
 
 def _call_stage(inv: Invocation, out: dict[str, Path], where: str) -> tuple[list[Path], set]:
@@ -110,6 +112,7 @@ def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=N
             with ticking(inv.task):
                 user, operators = call_with_limit(inv.stage, where, _call_stage, inv, out, where)
             now_loaded = sorted(set(user) | set(code.used_operator_files(operators)))
+            _refuse_edited_code(inv, first_record["code"], now_loaded, where)
             missing = [str(p.name) for p in out.values() if not p.is_file()]
             if missing:
                 raise AssertionError(f"stage {inv.stage} did not write {missing}")
@@ -128,6 +131,31 @@ def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=N
         return TaskFailed(str(exc))
     print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
     return output_values(inv.outputs.values(), now_loaded)
+
+
+def _refuse_edited_code(inv: Invocation, code_version: str, used: list[Path],
+                        where: str) -> None:
+    """Raise when the code the stage ran is not the code its key covers: a file of its
+    closure (or an operator file it used) was edited after this process imported it, or
+    between the key and the import.
+
+    Raises:
+        UserError: naming the file; nothing of the stage is stored.
+    """
+    stage = STAGES[inv.stage]
+    edited = imported.changed_since_import([*code.code_files(stage), *used])
+    if not edited and code.code_key(stage) != code_version:
+        edited = [Path(stage.module.replace(".", "/") + ".py")]  # its closure moved meanwhile
+    if edited:
+        names = ", ".join(_shown(p) for p in edited[:3]) + (" ..." if len(edited) > 3 else "")
+        raise UserError(f"{where}: the project's code must stay as it was when this build "
+                        f"loaded it; {names} changed while the build ran, so nothing of this "
+                        "stage was stored (it ran the code from before the edit): run the "
+                        "build again")
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(code.REPO_DIR)) if path.is_relative_to(code.REPO_DIR) else str(path)
 
 
 def _remember_loaded(store: Store, key: str, index: bytes, scratch: Path,
