@@ -10,13 +10,15 @@ Vela asks for, and ``io_meta`` the names, dtypes, shapes and quantization of the
 
 from __future__ import annotations
 
+import ast
 import json
 import struct
+import zipfile
 from pathlib import Path
 
 from pipeline import artifact
 from pipeline.artifact import ELEM_SIZE, block, io_meta
-from pipeline.errors import StageError
+from pipeline.errors import StageError, UnreadableInput
 from pipeline.files import write_atomic
 
 VELA_IO = struct.Struct("<6iiii")
@@ -77,6 +79,9 @@ def model_artifact(npz_path: Path, io: dict, where: str = "") -> bytes:
     (io.json's form); an NPU segment of a sequence artifact is one too (``mixed.py``)."""
     import numpy as np
 
+    why = npz_problem(Path(npz_path))
+    if why is not None:
+        raise UnreadableInput(npz_path, "Vela's raw output (an .npz of its arrays)", why)
     with np.load(npz_path, allow_pickle=False) as npz:
         check_io(npz, io, where)
         return b"".join([
@@ -96,3 +101,93 @@ def model_artifact(npz_path: Path, io: dict, where: str = "") -> bytes:
 def read_artifact(data: bytes, order: tuple[str, ...] = BLOCK_ORDER) -> dict[str, bytes]:
     """Split a model artifact into its blocks (``pipeline.artifact.read_artifact``)."""
     return artifact.read_artifact(data, order)
+
+
+# What package reads of Vela's .npz: name -> rank.
+NPZ_ARRAYS = {"cmd_data": 0, "weight_data": 0, "scratch_shape": 1, "scratch_fast_shape": 1}
+NPZ_ARRAYS.update({f"{p}_{f}": 1 for p in ("input", "output")
+                   for f in ("elem_size", "offset", "region")})
+NPZ_ARRAYS.update({"input_shape": 2, "output_shape": 2})
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _npy_header(data: bytes) -> dict:
+    """The header of one .npy member (read by hand: no numpy import on a restore)."""
+    if data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
+        raise ValueError("not an .npy array")
+    size, start = (struct.unpack_from("<H", data, 8)[0], 10) if data[6] == 1 else \
+        (struct.unpack_from("<I", data, 8)[0], 12)
+    header = ast.literal_eval(data[start:start + size].decode("latin1"))
+    if not isinstance(header, dict) or not isinstance(header.get("shape"), tuple):
+        raise TypeError("its header has no shape")
+    descr = header.get("descr")
+    if not (isinstance(descr, str) and len(descr) > 2 and descr[1] in "iubSV"
+            and descr[2:].isdigit()):
+        raise ValueError(f"its type must be plain bytes or integers; got {descr!r}")
+    count = 1
+    for d in header["shape"]:
+        count *= int(d)
+    if len(data) != start + size + count * int(descr[2:]):
+        raise ValueError(f"{len(data)} bytes do not hold its {header['shape']} {descr} data")
+    return header
+
+
+def npz_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be Vela's raw output as ``model_artifact`` reads it (every array
+    it reads there, integer, of the right rank, its bytes all present), or None."""
+    shapes = {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name, rank in NPZ_ARRAYS.items():
+                try:
+                    shapes[name] = _npy_header(archive.read(f"{name}.npy"))["shape"]
+                except KeyError:
+                    return f"no {name} array"
+                except (ValueError, TypeError, SyntaxError, struct.error,
+                        UnicodeDecodeError) as error:
+                    return f"{name}: {error}"
+                if len(shapes[name]) != rank:
+                    return f"{name} of rank {len(shapes[name])}, not {rank}"
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as error:
+        return f"not a zip archive ({error})"
+    for name in ("scratch_shape", "scratch_fast_shape"):
+        if shapes[name][0] < 1:
+            return f"an empty {name}"
+    for prefix in ("input", "output"):
+        count = shapes[f"{prefix}_shape"]
+        if count[1] != VELA_IO.size // 4 - 3 or any(
+                shapes[f"{prefix}_{f}"] != count[:1] for f in ("elem_size", "offset", "region")):
+            return f"{prefix} tables of shapes that disagree ({prefix}_shape {count})"
+    return None
+
+
+def artifact_problem(path: Path, io_path: Path) -> str | None:
+    """Why ``path`` cannot be the model artifact ``package`` writes for the IO of
+    ``io_path``: its blocks must parse in their order, its IO metadata be io.json's and its
+    input and output tables the IO's sizes; None when it can."""
+    try:
+        blocks = artifact.read_artifact(Path(path).read_bytes(), BLOCK_ORDER)
+        io = json.loads(Path(io_path).read_text())
+        if blocks["io_meta"] != io_meta(io):
+            return "an io_meta block that is not io.json's"
+        for prefix, table in (("input", blocks["inputs"]), ("output", blocks["outputs"])):
+            entries = io[f"{prefix}s"]
+            (count,) = struct.unpack_from("<i", table, 0)
+            if count != len(entries) or len(table) != 4 + count * VELA_IO.size:
+                return f"{count} {prefix}s in its {prefix}s block; io.json has {len(entries)}"
+            for i, entry in enumerate(entries):
+                *shape, size, _, _ = VELA_IO.unpack_from(table, 4 + i * VELA_IO.size)
+                got, want = size, ELEM_SIZE[entry["dtype"]]
+                for d in shape:
+                    got *= d
+                for d in entry["shape"]:
+                    want *= int(d)
+                if got != want:
+                    return f"{prefix} {i} of {got} bytes; io.json's {entry['name']} has {want}"
+        if len(blocks["scratch_size"]) != 4 or len(blocks["scratch_fast"]) != 4:
+            return "a scratch size block that is not 4 bytes"
+        if not blocks["cmd_data"] or len(blocks["cmd_data"]) % 4:
+            return f"a command stream of {len(blocks['cmd_data'])} bytes (a multiple of 4 > 0)"
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as error:
+        return str(error)
+    return None

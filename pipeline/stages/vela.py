@@ -22,6 +22,13 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
              known=known(i["placement"], options["npu"]["config"]))
 
 
+def check(i: dict, o: dict) -> str | None:
+    """A restored ``model_vela.npz`` holds every array the package stage reads."""
+    from pipeline.ethosu.package import npz_problem
+
+    return npz_problem(o["npz"])
+
+
 STAGE = Stage(
     name="vela",
     doc="compile a TOSA graph for one Ethos-U configuration with Vela",
@@ -30,4 +37,5 @@ STAGE = Stage(
     outputs={"npz": File("npz", "model_vela.npz"), "summary": File("csv", "summary.csv"),
              "layers": File("csv", "per_layer.csv"), "figures": File("figures", "figures.json")},
     views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None},
+    check=check,
 )
