@@ -63,6 +63,13 @@ class DiskFullError(UserError):
             f"{see('docs/errors.md#disk-full')}")
 
 
+def check_free(folder: Path, need: int) -> None:
+    """``DiskFullError`` when the disk of ``folder`` has less than ``need`` bytes free."""
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise DiskFullError(Path(folder), need - free)
+
+
 def is_full(error: BaseException) -> bool:
     """Whether ``error`` is the OS saying a disk (or a quota) is full."""
     return isinstance(error, OSError) and error.errno in _FULL

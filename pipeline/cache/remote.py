@@ -294,7 +294,8 @@ def open_remote(config: RemoteConfig | None) -> Remote | None:
 
 def start_run(config: RemoteConfig) -> None:
     """Empty the run's state folder and print the summary when the doit process exits."""
-    remove(config.state, config.state.parent.parent)  # <build>/.work/remote, never via a link
+    state = Path(config.state)
+    remove(state, state.parent.parent)  # <build>/.work/remote, never through a link
     atexit.register(print_summary, config)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
 from pipeline.errors import UserError, see
-from pipeline.files import DiskFullError, is_full
+from pipeline.files import DiskFullError, check_free, is_full
 from pipeline.graph import plan_cache, records, stats, timeout
 from pipeline.graph.lock import (
     check_build_folder,
@@ -29,6 +29,9 @@ from pipeline.graph.plan import Plan, make_plan
 
 DEFAULT_TARGETS = "targets.yaml"
 DEP_FILE = ".doit.db"  # doit's records, checked before each build (graph/records.py)
+# Free space a build needs before it starts: doit's records (sqlite, which fails with a
+# traceback of its own on a full disk) and the lock; a stage's copies are checked as they go.
+MIN_FREE = 1 << 20
 
 
 @dataclass
@@ -99,6 +102,8 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
         stats.keep_digests_in(build)
         if needs_lock(sys.argv):
             check_build_folder(build, list(configs), clean=is_clean(sys.argv))
+            if not is_clean(sys.argv):  # clean is what frees space
+                check_free(build, MIN_FREE)
             lock_build_folder(build)
             sweep_work(build)
             records.repair(build / DEP_FILE)
