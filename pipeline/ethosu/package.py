@@ -111,13 +111,18 @@ NPZ_ARRAYS.update({"input_shape": 2, "output_shape": 2})
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def _npy_header(data: bytes) -> dict:
-    """The header of one .npy member (read by hand: no numpy import on a restore)."""
-    if data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
-        raise ValueError("not an .npy array")
-    size, start = (struct.unpack_from("<H", data, 8)[0], 10) if data[6] == 1 else \
-        (struct.unpack_from("<I", data, 8)[0], 12)
-    header = ast.literal_eval(data[start:start + size].decode("latin1"))
+def _npy_header(archive: zipfile.ZipFile, name: str) -> dict:
+    """The header of one .npy member, read by hand (no numpy import on a restore) without
+    reading the array's data."""
+    length = archive.getinfo(name).file_size
+    with archive.open(name) as member:
+        data = member.read(12)
+        if len(data) < 12 or data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
+            raise ValueError("not an .npy array")
+        size, start = (struct.unpack_from("<H", data, 8)[0], 10) if data[6] == 1 else \
+            (struct.unpack_from("<I", data, 8)[0], 12)
+        text = (data[start:] + member.read(start + size - len(data)))[:size]
+    header = ast.literal_eval(text.decode("latin1"))
     if not isinstance(header, dict) or not isinstance(header.get("shape"), tuple):
         raise TypeError("its header has no shape")
     descr = header.get("descr")
@@ -127,8 +132,8 @@ def _npy_header(data: bytes) -> dict:
     count = 1
     for d in header["shape"]:
         count *= int(d)
-    if len(data) != start + size + count * int(descr[2:]):
-        raise ValueError(f"{len(data)} bytes do not hold its {header['shape']} {descr} data")
+    if length != start + size + count * int(descr[2:]):
+        raise ValueError(f"{length} bytes do not hold its {header['shape']} {descr} data")
     return header
 
 
@@ -140,7 +145,7 @@ def npz_problem(path: Path) -> str | None:
         with zipfile.ZipFile(path) as archive:
             for name, rank in NPZ_ARRAYS.items():
                 try:
-                    shapes[name] = _npy_header(archive.read(f"{name}.npy"))["shape"]
+                    shapes[name] = _npy_header(archive, f"{name}.npy")["shape"]
                 except KeyError:
                     return f"no {name} array"
                 except (ValueError, TypeError, SyntaxError, struct.error,
