@@ -24,7 +24,7 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
 
 def check(i: dict, o: dict) -> str | None:
     """A restored ``model_vela.npz`` holds every array the package stage reads."""
-    from pipeline.ethosu.package import npz_problem
+    from pipeline.ethosu.vela_npz import npz_problem
 
     return npz_problem(o["npz"])
 

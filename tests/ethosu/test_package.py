@@ -86,7 +86,8 @@ def test_reader_rejects_truncated_artifacts(tmp_path, cut):
 
 
 def test_a_real_npz_and_artifact_pass_the_restore_checks(tmp_path):
-    from pipeline.ethosu.package import artifact_problem, npz_problem
+    from pipeline.ethosu.package import artifact_problem
+    from pipeline.ethosu.vela_npz import npz_problem
 
     npz, io = _npz(tmp_path / "m.npz"), _io(tmp_path / "io.json")
     out = package(npz, io, tmp_path / "m.bin")
@@ -125,7 +126,7 @@ def _forged_npz(path, how):
                                  "empty scratch"])
 def test_a_forged_npz_is_refused_in_one_line_naming_it(tmp_path, how):
     from pipeline.errors import UnreadableInput
-    from pipeline.ethosu.package import npz_problem
+    from pipeline.ethosu.vela_npz import npz_problem
 
     npz = _forged_npz(tmp_path / "model_vela.npz", how)
     assert npz_problem(npz) is not None
