@@ -39,6 +39,44 @@ def io_meta(io: dict) -> bytes:
     return header + b"".join(records)
 
 
+def walk_blocks(data: bytes) -> list[tuple[str, bytes]]:
+    """Every block of an artifact in order, (name, payload), each header and payload checked
+    to lie inside ``data``; ValueError naming the first that does not."""
+    blocks = []
+    pos = 0
+    while pos < len(data):
+        if pos + HEADER.size > len(data):
+            raise ValueError(f"block header at {pos} must fit in {len(data)} bytes")
+        raw_name, size, external, _ = HEADER.unpack_from(data, pos)
+        name = raw_name.rstrip(b"\0").decode(errors="replace")
+        if external or pos + HEADER.size + size > len(data):
+            raise ValueError(f"block {name!r} at {pos}: size {size} must fit in {len(data)} bytes")
+        blocks.append((name, data[pos + HEADER.size:pos + HEADER.size + size]))
+        pos += HEADER.size + pad16(size)
+    return blocks
+
+
+def blocks_problem(path, first: str, last: str, io_path) -> str | None:
+    """Why the artifact at ``path`` cannot be one the build wrote for the IO of ``io_path``:
+    its blocks must lie inside the file, open with ``first``, close with ``io_meta`` and
+    ``last``, and its ``io_meta`` be io.json's. None when it can. (Restore checks: stdlib
+    only, no exception.)"""
+    import json
+    from pathlib import Path
+
+    try:
+        names = walk_blocks(Path(path).read_bytes())
+        io = json.loads(Path(io_path).read_text())
+        if [n for n, _ in names[:1]] != [first] or [n for n, _ in names[-2:]] != ["io_meta", last]:
+            return f"blocks {', '.join(n for n, _ in names) or 'none'}; must open with {first} " \
+                   f"and end with io_meta, {last}"
+        if names[-2][1] != io_meta(io):
+            return "an io_meta block that is not io.json's"
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as error:
+        return str(error)
+    return None
+
+
 def read_artifact(data: bytes, order: tuple[str, ...]) -> dict[str, bytes]:
     """Split an artifact into its blocks (name -> payload), checking every bound and that
     the blocks are ``order``.

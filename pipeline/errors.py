@@ -40,6 +40,16 @@ class ConfigError(UserError):
         super().__init__("\n".join([head, *self.issues, tail]))
 
 
+class UnreadableInput(UserError):
+    """An artifact a stage reads is not what its producer writes (a forged or damaged store
+    entry, a file replaced by hand): the build names the store entry it came from and moves
+    that entry aside (graph/actions.py)."""
+
+    def __init__(self, path, what: str, why: str):
+        self.path, self.what, self.why = path, what, why
+        super().__init__(f"{path}: must be {what}; got {why}")
+
+
 class StageError(UserError):
     """An external tool or a stage failed while building one target."""
 

@@ -21,6 +21,8 @@ import pytest  # noqa: E402
 from xdist.scheduler import LoadScopeScheduling  # noqa: E402
 
 INDEPENDENT = ("tests/models/test_real_models.py",)
+# Fixtures of the hostile-folder tests (tests/test_files.py, tests/e2e/test_hostile_folders.py).
+pytest_plugins = ("tests.canary",)
 
 # What a test needs that makes it slow: end-to-end builds, cross-compiles, emulators, servers.
 SLOW_NEEDS = ("slow", "needs_arm_gcc", "needs_aarch64_gcc", "needs_zig", "needs_qemu",

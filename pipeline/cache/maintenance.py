@@ -3,18 +3,22 @@
 Both are safe while builds run: a removed entry is first renamed out of the store (readers
 see it whole or not at all; a restore that loses the race recomputes), and only leftovers
 whose writer is gone (a dead process of this host, or untouched for ``STALE_SECONDS``) are
-swept.
+swept. Neither follows a symbolic link: ``verify`` names the links it finds, ``gc`` removes
+them (never what they point to).
 """
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache.store import QUARANTINE, STALE_SECONDS, Store, sweep_staging
+from pipeline.files import remove
+
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)i?B?$", re.IGNORECASE)
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
@@ -50,8 +54,10 @@ def entries(store: Store) -> list[Entry]:
     """Every complete-looking entry folder ``<root>/xx/<key>``, least recently used first."""
     found = []
     for shard in store.root.glob("[0-9a-f][0-9a-f]"):
+        if shard.is_symlink():
+            continue
         for path in shard.iterdir():
-            if _KEY.match(path.name) and path.is_dir():
+            if _KEY.match(path.name) and path.is_dir() and not path.is_symlink():
                 try:
                     size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
                     found.append(Entry(path.name, path, size, path.stat().st_mtime))
@@ -64,6 +70,9 @@ def verify_store(store: Store) -> tuple[int, int, list[str]]:
     """Check every entry's files against its manifest; quarantine the damaged ones.
 
     Returns (entries checked, bytes read, keys quarantined)."""
+    for link in links(store):
+        print(f"   store: {link} is a symbolic link to {os.readlink(link)}, never followed; "
+              "`gc` removes it", file=sys.stderr, flush=True)
     checked, size, bad = 0, 0, []
     for entry in entries(store):
         why = store.verify(entry.key)
@@ -75,14 +84,29 @@ def verify_store(store: Store) -> tuple[int, int, list[str]]:
 
 
 
+def links(store: Store) -> list[Path]:
+    """The symbolic links where the store keeps its own folders: shards, the quarantine,
+    trash, and entries in the shards."""
+    found = [p for p in (*store.root.glob("[0-9a-f][0-9a-f]"), store.root / QUARANTINE,
+                         *store.root.glob(".trash-*")) if p.is_symlink()]
+    for shard in store.root.glob("[0-9a-f][0-9a-f]"):
+        if not shard.is_symlink():
+            found += [p for p in shard.iterdir() if p.is_symlink()]
+    return found
+
+
 def sweep_leftovers(store: Store, now: float | None = None) -> int:
-    """Remove staging folders of killed writers and trash older than ``STALE_SECONDS``."""
+    """Remove staging folders of killed writers and trash older than ``STALE_SECONDS``
+    (a link there is removed itself, never followed)."""
     now = time.time() if now is None else now
-    removed = sum(sweep_staging(shard, now) for shard in store.root.glob("[0-9a-f][0-9a-f]"))
+    removed = 0
+    for link in links(store):
+        remove(link, store.root, say=True)
+    removed += sum(sweep_staging(shard, now) for shard in store.root.glob("[0-9a-f][0-9a-f]"))
     for path in store.root.glob(".trash-*"):
         try:
-            if now - path.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(path, ignore_errors=True)
+            if now - os.lstat(path).st_mtime > STALE_SECONDS:
+                remove(path, store.root)
                 removed += 1
         except FileNotFoundError:
             continue
@@ -96,6 +120,9 @@ def gc_store(store: Store, max_size: int | None = None, older_than: float | None
 
     Returns (entries removed, bytes kept)."""
     now = time.time() if now is None else now
+    if not dry_run:
+        for link in links(store):  # before anything is listed through one
+            remove(link, store.root, say=True)
     all_entries = entries(store)
     kept = sum(e.size for e in all_entries)
     removed = []
@@ -109,7 +136,8 @@ def gc_store(store: Store, max_size: int | None = None, older_than: float | None
             kept -= entry.size
     if not dry_run:
         sweep_leftovers(store, now)
-        for path in (store.root / QUARANTINE).glob("*"):
-            if older_than is None or now - path.stat().st_mtime > older_than:
-                shutil.rmtree(path, ignore_errors=True)
+        quarantine = store.root / QUARANTINE
+        for path in quarantine.glob("*") if not quarantine.is_symlink() else ():
+            if older_than is None or now - os.lstat(path).st_mtime > older_than:
+                remove(path, store.root)
     return removed, kept

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +32,7 @@ from urllib.parse import urlsplit
 from pipeline.cache.key import canonical_json
 from pipeline.cache.remote_client import RemoteConfig, make_client, remote_config, short_error
 from pipeline.cache.store import MANIFEST, Store
+from pipeline.files import make_dirs, remove, write_atomic
 
 __all__ = ["Remote", "RemoteConfig", "open_remote", "remote_config", "start_run", "summary"]
 
@@ -105,7 +105,7 @@ class Remote:
 
     def _switch_off(self, marker: str, message: str) -> None:
         self.counts["errors"] += 1
-        self.state.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.state, self.state.parent.parent)
         try:  # the first process to trip it warns; the others see the marker
             with open(self.state / marker, "x") as handle:
                 handle.write(message)
@@ -142,6 +142,7 @@ class Remote:
         if why:
             return self._damaged(key, why)
         store.root.mkdir(parents=True, exist_ok=True)
+        # A fresh folder of the store's own (mkdtemp): no link can be in it.
         scratch = Path(tempfile.mkdtemp(prefix=".remote-", dir=store.root))
         try:
             files = {}
@@ -158,7 +159,7 @@ class Remote:
                 os.chmod(files[name], 0o755 if name in manifest["modes"] else 0o644)
             store.put(key, manifest["record"], files)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove(scratch, store.root)
         return True
 
     def _damaged(self, key: str, why: str) -> bool:
@@ -249,8 +250,8 @@ class Remote:
     # ---- counters ---------------------------------------------------------------------
     def save(self) -> None:
         """Write this process's counters where the end-of-run summary reads them."""
-        self.state.mkdir(parents=True, exist_ok=True)
-        (self.state / f"counts-{os.getpid()}.json").write_text(json.dumps(self.counts))
+        write_atomic(self.state / f"counts-{os.getpid()}.json", json.dumps(self.counts).encode(),
+                     root=self.state.parent.parent)
 
 
 def ac_path(key: str) -> str:
@@ -293,7 +294,8 @@ def open_remote(config: RemoteConfig | None) -> Remote | None:
 
 def start_run(config: RemoteConfig) -> None:
     """Empty the run's state folder and print the summary when the doit process exits."""
-    shutil.rmtree(config.state, ignore_errors=True)
+    state = Path(config.state)
+    remove(state, state.parent.parent)  # <build>/.work/remote, never through a link
     atexit.register(print_summary, config)
 
 

@@ -10,6 +10,11 @@ Nothing damaged is ever handed back: ``restore`` checks every file against the m
 checksum while copying it out, and an entry whose manifest or files do not check out is
 reported in one line and moved aside to ``<root>/quarantine/`` (then recomputed by the
 caller). A restore stamps the entry's folder time, which ``gc`` reads as its last use.
+
+Nothing is written, renamed or removed through a symbolic link (``pipeline/files.py``): a
+shard, an entry or the quarantine that is a link fails the build naming it (``gc`` removes
+such links, never what they point to). A full disk while an entry is written is one line
+naming the folder and the size of the entry; the half-written staging folder is removed.
 """
 
 from __future__ import annotations
@@ -26,12 +31,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pipeline.cache.key import file_digest
+from pipeline.files import DiskFullError, check_own, copy_file, is_full, make_dirs, remove, rename
 
 MANIFEST = "manifest.json"
 DEFAULT_STORE = Path("~/.cache/ethosu-pipeline/store")
 QUARANTINE = "quarantine"
 STALE_SECONDS = 3600  # a store write takes seconds; an older staging folder is a leftover
-_CHUNK = 1 << 20
 _HOST = socket.gethostname().replace("-", "_")
 
 
@@ -48,10 +53,15 @@ class Store:
     def entry(self, key: str) -> Path:
         return self.root / key[:2] / key
 
+    def own(self, path: Path) -> Path:
+        """``path`` under the store, checked to hold no symbolic link (UnsafePathError)."""
+        check_own(path, self.root)
+        return path
+
     def has(self, key: str) -> bool:
         """True when a complete entry for ``key`` exists (a readable manifest listing files
         that are all there). A damaged entry is quarantined and is not a hit."""
-        if not (self.entry(key) / MANIFEST).is_file():
+        if not (self.own(self.entry(key)) / MANIFEST).is_file():
             return False
         try:
             outputs = self._outputs(key)
@@ -76,16 +86,18 @@ class Store:
             raise DamagedEntry(f"{MANIFEST} lists no valid outputs")
         return outputs
 
-    def quarantine(self, key: str, why: str) -> Path | None:
-        """Move a damaged entry aside (one line on stderr); None if another process did."""
+    def quarantine(self, key: str, why: str, say: bool = True) -> Path | None:
+        """Move a damaged entry aside (with ``say``, one line on stderr); None if another
+        process did."""
         dest = self.root / QUARANTINE / f"{key}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(dest.parent, self.root)
         try:
-            os.rename(self.entry(key), dest)
+            rename(self.entry(key), dest, self.root)
         except OSError:
             return None
-        print(f"   store: entry {key[:12]} is damaged ({why}); moved to {dest}, recomputing",
-              file=sys.stderr, flush=True)
+        if say:
+            print(f"   store: entry {key[:12]} is damaged ({why}); moved to {dest}, "
+                  "recomputing", file=sys.stderr, flush=True)
         return dest
 
     def verify(self, key: str) -> str | None:
@@ -103,8 +115,8 @@ class Store:
 
     def put(self, key: str, record: Mapping, outputs: Mapping[str, Path]) -> Path:
         """Copy ``outputs`` (store name -> file) into the entry for ``key`` atomically."""
-        final = self.entry(key)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        final = self.own(self.entry(key))
+        make_dirs(final.parent, self.root)
         # The staging folder names its writer, so a later writer can tell a killed one's.
         staging = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-{_HOST}-{os.getpid()}-",
                                         dir=final.parent))
@@ -117,13 +129,19 @@ class Store:
                         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
             try:
-                os.rename(staging, final)
-            except OSError:
+                rename(staging, final, self.root)
+            except OSError as error:
+                if is_full(error):
+                    raise
                 if not self.has(key):  # a concurrent writer lost the race half-way: retry
-                    shutil.rmtree(final, ignore_errors=True)
-                    os.rename(staging, final)
+                    remove(final, self.root)
+                    rename(staging, final, self.root)
+        except OSError as error:
+            if is_full(error):
+                raise DiskFullError(final.parent, _total(outputs.values())) from None
+            raise
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove(staging, self.root)
         sweep_staging(final.parent)
         return final
 
@@ -131,6 +149,7 @@ class Store:
         """Copy the entry's files (store name -> destination) out, each checked against its
         checksum and renamed into place. A damaged entry is quarantined and False returned
         (destinations already written hold correct copies of their own files)."""
+        self.own(self.entry(key))
         try:
             checksums = self._outputs(key)
             for name, dest in outputs.items():
@@ -165,11 +184,22 @@ class Store:
         all); False when it was not there (another process removed it)."""
         trash = self.root / f".trash-{os.getpid()}-{time.monotonic_ns()}"
         try:
-            os.rename(self.entry(key), trash)
+            rename(self.entry(key), trash, self.root)
         except OSError:
             return False
-        shutil.rmtree(trash, ignore_errors=True)
+        remove(trash, self.root)
         return True
+
+    def holding(self, name: str, digest: str) -> str | None:
+        """The key of an entry whose ``name`` has the checksum ``digest`` (a scan of every
+        manifest: for naming where a bad file came from, never on a hot path)."""
+        for manifest in self.root.glob(f"[0-9a-f][0-9a-f]/*/{MANIFEST}"):
+            try:
+                if json.loads(manifest.read_text())["outputs"].get(name) == digest:
+                    return manifest.parent.name
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return None
 
     def manifest(self, key: str) -> dict:
         return json.loads((self.entry(key) / MANIFEST).read_text())
@@ -198,35 +228,34 @@ def sweep_staging(shard: Path, now: float | None = None) -> int:
     mid-write). Returns how many were removed."""
     now = time.time() if now is None else now
     removed = 0
+    check_own(shard, shard.parent)  # never a sweep of what a link points to
     for path in shard.glob(".*"):
         try:
-            gone = path.is_dir() and _owner_gone(path.name, now, path.stat().st_mtime)
+            found = os.lstat(path)
         except FileNotFoundError:
             continue
-        if gone:
-            shutil.rmtree(path, ignore_errors=True)
+        # A link is no staging folder of ours: it is removed itself, never followed.
+        if os.path.islink(path) or (os.path.isdir(path)
+                                    and _owner_gone(path.name, now, found.st_mtime)):
+            remove(path, shard.parent)
             removed += 1
     return removed
 
 
+def _total(paths) -> int:
+    return sum(os.stat(p).st_size for p in paths if os.path.exists(p))
+
+
 def copy_atomic(src: Path, dest: Path, sha256: str | None = None) -> None:
     """Copy ``src`` (content and permission bits) to ``dest`` through a temporary file; with
-    ``sha256``, the copied bytes must hash to it (else DamagedEntry, ``dest`` untouched)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-    try:
-        digest = hashlib.sha256()
-        with open(src, "rb") as source, os.fdopen(fd, "wb") as target:
-            while chunk := source.read(_CHUNK):
-                digest.update(chunk)
-                target.write(chunk)
-        if sha256 is not None and digest.hexdigest() != sha256:
+    ``sha256``, the copied bytes must hash to it (else DamagedEntry, ``dest`` untouched).
+    Neither ``dest`` nor its folder may be a symbolic link (``pipeline/files.py``)."""
+
+    def matches(digest: str) -> None:
+        if sha256 is not None and digest != sha256:
             raise DamagedEntry(f"{src.name} does not match its checksum")
-        shutil.copymode(src, tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    copy_file(src, dest, check=matches)
 
 
 def store_root(value: str | None) -> Path:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from pipeline import artifact
 from pipeline.artifact import ELEM_SIZE, block, io_meta
-from pipeline.errors import StageError
+from pipeline.errors import StageError, UnreadableInput
+from pipeline.ethosu.vela_npz import npz_problem
 from pipeline.files import write_atomic
 
 VELA_IO = struct.Struct("<6iiii")
@@ -77,6 +78,9 @@ def model_artifact(npz_path: Path, io: dict, where: str = "") -> bytes:
     (io.json's form); an NPU segment of a sequence artifact is one too (``mixed.py``)."""
     import numpy as np
 
+    why = npz_problem(Path(npz_path))
+    if why is not None:
+        raise UnreadableInput(npz_path, "Vela's raw output (an .npz of its arrays)", why)
     with np.load(npz_path, allow_pickle=False) as npz:
         check_io(npz, io, where)
         return b"".join([
@@ -96,3 +100,35 @@ def model_artifact(npz_path: Path, io: dict, where: str = "") -> bytes:
 def read_artifact(data: bytes, order: tuple[str, ...] = BLOCK_ORDER) -> dict[str, bytes]:
     """Split a model artifact into its blocks (``pipeline.artifact.read_artifact``)."""
     return artifact.read_artifact(data, order)
+
+
+def artifact_problem(path: Path, io_path: Path) -> str | None:
+    """Why ``path`` cannot be the model artifact ``package`` writes for the IO of
+    ``io_path``: its blocks must parse in their order, its IO metadata be io.json's and its
+    input and output tables the IO's sizes; None when it can."""
+    try:
+        blocks = artifact.read_artifact(Path(path).read_bytes(), BLOCK_ORDER)
+        io = json.loads(Path(io_path).read_text())
+        if blocks["io_meta"] != io_meta(io):
+            return "an io_meta block that is not io.json's"
+        for prefix, table in (("input", blocks["inputs"]), ("output", blocks["outputs"])):
+            entries = io[f"{prefix}s"]
+            (count,) = struct.unpack_from("<i", table, 0)
+            if count != len(entries) or len(table) != 4 + count * VELA_IO.size:
+                return f"{count} {prefix}s in its {prefix}s block; io.json has {len(entries)}"
+            for i, entry in enumerate(entries):
+                *shape, size, _, _ = VELA_IO.unpack_from(table, 4 + i * VELA_IO.size)
+                got, want = size, ELEM_SIZE[entry["dtype"]]
+                for d in shape:
+                    got *= d
+                for d in entry["shape"]:
+                    want *= int(d)
+                if got != want:
+                    return f"{prefix} {i} of {got} bytes; io.json's {entry['name']} has {want}"
+        if len(blocks["scratch_size"]) != 4 or len(blocks["scratch_fast"]) != 4:
+            return "a scratch size block that is not 4 bytes"
+        if not blocks["cmd_data"] or len(blocks["cmd_data"]) % 4:
+            return f"a command stream of {len(blocks['cmd_data'])} bytes (a multiple of 4 > 0)"
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as error:
+        return str(error)
+    return None

@@ -9,16 +9,18 @@ user error becomes a doit failure with the message alone; a bug keeps its traceb
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from pipeline.cache.key import stage_key, tool_versions
+from pipeline.cache.key import file_digest, stage_key, tool_versions
 from pipeline.cache.remote import Remote, open_remote
 from pipeline.cache.store import Store
-from pipeline.errors import UserError
+from pipeline.errors import UnreadableInput, UserError
+from pipeline.files import DiskFullError, check_own, is_full, make_dirs, remove
 from pipeline.graph import code, imported
 from pipeline.graph import loaded as loaded_files
 from pipeline.graph.loaded import recording_local_modules
@@ -89,24 +91,41 @@ def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=N
     started = time.perf_counter()
     store = Store(Path(store_root))
     remote = open_remote(remote_config)  # the client itself is made on the first miss
-    if peers:
-        from pipeline.graph.alongside import run_alongside
-        try:
+    try:
+        check_paths(inv)
+        if peers:
+            from pipeline.graph.alongside import run_alongside
             run_alongside(inv, peers, store_root, remote_config,
                           pending=lambda p: not store.has(_keys(p, store, None)[0]),
                           run=run_stage)
-        except UserError as exc:
-            return TaskFailed(str(exc))
-    key, record, loaded, first_key, first_record, base = _keys(inv, store, remote)
+        key, record, loaded, first_key, first_record, base = _keys(inv, store, remote)
+        names = {role: path.name for role, path in inv.outputs.items()}
+        local = store.has(key)
+        if (local or (remote and remote.fetch(store, key))) and \
+                store.restore(key, {names[r]: p for r, p in inv.outputs.items()}) and \
+                _well_formed(inv, store, key):
+            print(f"   {inv.task}: restored from {'store' if local else 'remote'} "
+                  f"[{key[:12]}]", flush=True)
+            return output_values(inv.outputs.values(), loaded)
+        key, now_loaded = _compute(inv, where, store, remote, key, record, loaded, first_key,
+                                   first_record, base)
+    except UnreadableInput as exc:
+        return TaskFailed(_blame(inv, store, exc, where))
+    except UserError as exc:  # doit prints the message alone, without a traceback
+        return TaskFailed(str(exc))
+    print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
+    return output_values(inv.outputs.values(), now_loaded)
+
+
+def _compute(inv: Invocation, where: str, store: Store, remote, key, record, loaded,
+             first_key, first_record, base) -> tuple[str, list]:
+    """Run the stage into a work folder, put its outputs into the store and restore them
+    into place. Returns the key (it changes when the stage loaded other files than last
+    time) and the files it loaded. A full disk is one line naming the folder."""
     names = {role: path.name for role, path in inv.outputs.items()}
-    local = store.has(key)
-    if (local or (remote and remote.fetch(store, key))) and \
-            store.restore(key, {names[r]: p for r, p in inv.outputs.items()}):
-        print(f"   {inv.task}: restored from {'store' if local else 'remote'} [{key[:12]}]",
-              flush=True)
-        return output_values(inv.outputs.values(), loaded)
+    work = work_root(inv)
     try:
-        with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work_root(inv)) as tmp, \
+        with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work) as tmp, \
                 temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
             with ticking(inv.task):
@@ -127,10 +146,47 @@ def run_stage(inv: Invocation, store_root: str, where: str = "", remote_config=N
                                 "or another process damaging the store?)")
             if remote:
                 remote.upload(store, key)
-    except UserError as exc:  # doit prints the message alone, without a traceback
-        return TaskFailed(str(exc))
-    print(f"   {inv.task}: built in {time.perf_counter() - started:.1f}s [{key[:12]}]", flush=True)
-    return output_values(inv.outputs.values(), now_loaded)
+    except OSError as error:
+        if is_full(error):  # the stage's own files (a tool's output, torch's) filled the disk
+            raise DiskFullError(work, None) from None
+        raise
+    return key, now_loaded
+
+
+def _well_formed(inv: Invocation, store: Store, key: str) -> bool:
+    """Whether the outputs just restored from the entry ``key`` look like what the stage
+    writes (its JSON parses, its declared ``check`` passes); a forged entry (checksums made
+    to match garbage) is quarantined, and the stage computes its outputs again."""
+    why = None
+    for path in inv.outputs.values():
+        if path.suffix == ".json":
+            try:
+                json.loads(path.read_bytes())
+            except (OSError, ValueError) as error:
+                why = f"{path.name} is not JSON ({type(error).__name__})"
+                break
+    check = STAGES[inv.stage].check
+    why = why or (check(inv.inputs, inv.outputs) if check is not None else None)
+    if why is None:
+        return True
+    store.quarantine(key, f"restored {inv.stage} outputs are not what it writes: {why}")
+    return False
+
+
+def _blame(inv: Invocation, store: Store, error: UnreadableInput, where: str) -> str:
+    """The message for an input the stage could not read: the store entry it was restored
+    from (found by its checksum) is quarantined and the file removed, so the next build
+    computes it again."""
+    path = Path(error.path)
+    if path not in {Path(p) for p in inv.inputs.values()} or not path.is_file():
+        return f"{where}: {error}"
+    key = store.holding(path.name, file_digest(path))
+    remove(path, build_folder(inv))  # its task runs again: the file is missing
+    if key is None:
+        return f"{where}: {error}. Removed it; the next build writes it again"
+    dest = store.quarantine(key, f"{path.name} cannot be read: {error.why}", say=False)
+    return (f"{where}: {error}. It came from store entry {key[:12]}, moved to {dest}; the "
+            "next build computes it again")
 
 
 def _refuse_edited_code(inv: Invocation, code_version: str, used: list[Path],
@@ -178,15 +234,27 @@ def _read_index(store: Store, remote: Remote | None, key: str) -> bytes | None:
     return data
 
 
+def build_folder(inv: Invocation) -> Path:
+    """The build folder an invocation writes in: its outputs are in ``<build>/.stages/``."""
+    first = next(iter(inv.outputs.values()))
+    parts = first.parts
+    return Path(*parts[:parts.index(".stages")]) if ".stages" in parts else first.parent
+
+
+def check_paths(inv: Invocation) -> None:
+    """Every path the stage writes (its outputs, a CMake tree) is the build's own: no
+    symbolic link on the way (``UnsafePathError``)."""
+    build = build_folder(inv)
+    for path in [*inv.outputs.values(), *inv.params.values()]:
+        if isinstance(path, (str, Path)) and Path(path).is_relative_to(build):
+            check_own(Path(path), build)
+
+
 def work_root(inv: Invocation) -> Path:
     """``<build>/.work/``: every stage works in a folder of its own under it, so the leftovers
     of a killed build are all in one place (``lock.sweep_work``)."""
-    first = next(iter(inv.outputs.values()))
-    parts = first.parts
-    build = Path(*parts[:parts.index(".stages")]) if ".stages" in parts else first.parent
-    root = build / WORK_DIR
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    build = build_folder(inv)
+    return make_dirs(build / WORK_DIR, build)
 
 
 @contextlib.contextmanager

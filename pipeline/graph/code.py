@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from pipeline.cache.key import tree_digest
+from pipeline.errors import UserError
 from pipeline.files import write_atomic
 from pipeline.graph.imports import project_closure
 from pipeline.stages.declare import Stage
@@ -97,8 +98,8 @@ def operator_index(root: Path = REPO_DIR) -> dict[str, str]:
     index = _read_index(root)
     try:
         write_atomic(cached, json.dumps(index, sort_keys=True).encode())
-    except OSError:
-        pass  # best effort: the index is read again next time
+    except (OSError, UserError):
+        pass  # best effort (a full disk, a link there): the index is read again next time
     return index
 
 

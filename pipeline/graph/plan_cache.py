@@ -26,6 +26,7 @@ import pickle
 import sys
 from pathlib import Path
 
+from pipeline.files import write_atomic
 from pipeline.graph.plan import PIPELINE_DIR, REPO_DIR, Plan
 
 CACHE_FILE = ".plan-cache.pickle"
@@ -105,11 +106,9 @@ def write(targets: Path, build: Path, plan: Plan, configs: dict) -> None:
     """Keep the config and plan for the next build (atomically; best effort)."""
     header = _header(targets, build)
     watched = {p: _stat(p) for p in sorted(watched_paths(plan, build))}
-    temporary = build / f"{CACHE_FILE}.{os.getpid()}"
+    data = b"".join(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+                    for part in (header, watched, (plan, configs)))
     try:
-        with open(temporary, "wb") as handle:
-            for part in (header, watched, (plan, configs)):
-                pickle.dump(part, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, build / CACHE_FILE)
+        write_atomic(build / CACHE_FILE, data, root=build)  # never through a link
     except OSError:
-        temporary.unlink(missing_ok=True)
+        pass

@@ -16,12 +16,22 @@ from pathlib import Path
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
 from pipeline.errors import UserError, see
+from pipeline.files import DiskFullError, check_free, is_full
 from pipeline.graph import plan_cache, records, stats, timeout
-from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
+from pipeline.graph.lock import (
+    check_build_folder,
+    is_clean,
+    lock_build_folder,
+    needs_lock,
+    sweep_work,
+)
 from pipeline.graph.plan import Plan, make_plan
 
 DEFAULT_TARGETS = "targets.yaml"
 DEP_FILE = ".doit.db"  # doit's records, checked before each build (graph/records.py)
+# Free space a build needs before it starts: doit's records (sqlite, which fails with a
+# traceback of its own on a full disk) and the lock; a stage's copies are checked as they go.
+MIN_FREE = 1 << 20
 
 
 @dataclass
@@ -78,17 +88,22 @@ def _config_and_plan(path: Path, build: Path):
 
 def load(get_var: Callable[[str, str | None], str | None]) -> Project:
     """Build the project from doit's command-line variables; exit with the message on error."""
+    build = Path.cwd()
     try:
         path = Path(get_var("targets", None) or DEFAULT_TARGETS)
         # config.path is the targets file's absolute path: the default build folder is known
         # before the file is read, so a valid plan cache spares reading it (plan_cache.py).
         build = Path(get_var("build", None) or Path(os.path.abspath(path)).parent / "build")
-        config, plan, configs = _config_and_plan(path, build.resolve())
-        timeout.configure(get_var("timeout", None))
         build = build.resolve()
+        check_build_folder(build, [], clean=is_clean(sys.argv))  # before the plan cache is read
+        config, plan, configs = _config_and_plan(path, build)
+        timeout.configure(get_var("timeout", None))
         build.mkdir(parents=True, exist_ok=True)
         stats.keep_digests_in(build)
         if needs_lock(sys.argv):
+            check_build_folder(build, list(configs), clean=is_clean(sys.argv))
+            if not is_clean(sys.argv):  # clean is what frees space
+                check_free(build, MIN_FREE)
             lock_build_folder(build)
             sweep_work(build)
             records.repair(build / DEP_FILE)
@@ -103,4 +118,9 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
                        configs, remote)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OSError as error:  # the lock, the records, the plan cache on a full disk
+        if not is_full(error):
+            raise
+        print(f"error: {DiskFullError(build, None)}", file=sys.stderr)
         raise SystemExit(2) from None

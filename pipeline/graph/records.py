@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+from pipeline.errors import UserError
+from pipeline.files import remove, rename, write_atomic
+
 
 def damage(path: Path) -> str | None:
     """Why the doit database at ``path`` is unusable, or None (also when it does not exist)."""
@@ -79,16 +82,15 @@ def _checked_before(path: Path, stamp: list) -> bool:
 
 
 def _remember(path: Path, stamp: list) -> None:
-    """Write the stamp of a database that passed the check (atomically; best effort)."""
-    if stamp[0] is None:
-        Path(f"{path}{STAMP_SUFFIX}").unlink(missing_ok=True)
-        return
-    temporary = Path(f"{path}{STAMP_SUFFIX}.{os.getpid()}")
+    """Write the stamp of a database that passed the check (atomically; best effort: a
+    link there was named before the build started, ``lock.check_build_folder``)."""
     try:
-        temporary.write_text(json.dumps(stamp))
-        os.replace(temporary, f"{path}{STAMP_SUFFIX}")
-    except OSError:
-        temporary.unlink(missing_ok=True)
+        if stamp[0] is None:
+            remove(Path(f"{path}{STAMP_SUFFIX}"), path.parent)
+            return
+        write_atomic(Path(f"{path}{STAMP_SUFFIX}"), json.dumps(stamp).encode(), path.parent)
+    except (OSError, UserError):
+        pass
 
 
 _AT_EXIT: set[str] = set()
@@ -116,11 +118,11 @@ def repair(path: Path) -> Path | None:
         _remember(path, stamp)
         _remember_at_exit(path)
         return None
-    Path(f"{path}{STAMP_SUFFIX}").unlink(missing_ok=True)
+    remove(Path(f"{path}{STAMP_SUFFIX}"), path.parent)
     dest = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-    os.replace(path, dest)
+    rename(path, dest, path.parent)
     for suffix in _SIDE_FILES:  # sqlite's side files belong to the old one
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+        remove(Path(f"{path}{suffix}"), path.parent)
     print(f"warning: doit's records {path} are damaged ({why}); moved to {dest}. Starting new "
           "records: this build checks every task against the store (restores, no recompute "
           "of what is cached)", file=sys.stderr, flush=True)

@@ -4,28 +4,33 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from pathlib import Path
 
-from pipeline.cache.store import copy_atomic as copy_view
-from pipeline.files import write_atomic
+from pipeline.files import check_own, copy_file, remove, write_atomic
 from pipeline.graph.plan import Invocation, ModelBuild
 from pipeline.graph.report_html import top_layers
 
 
+def copy_view(src: Path, dest: Path, build: Path) -> None:
+    """Copy a stage output into a target folder under ``build``, never through a link."""
+    copy_file(src, dest, root=build)
+
+
 def clear_stale(folder: Path, keep: set[str]) -> None:
-    """Remove what a target folder holds that its configuration no longer produces."""
+    """Remove what a target folder holds that its configuration no longer produces (a link
+    is removed itself, never followed)."""
+    check_own(folder, folder.parent)
     if folder.is_dir():
         for child in folder.iterdir():
             if child.name not in keep:
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+                remove(child, folder.parent)
 
 
 def _model_entry(build: ModelBuild, folder: Path) -> dict:
     for path, name in build.views():  # as the stages declare them
         if name is not None:
-            copy_view(path, folder / name)
+            copy_view(path, folder / name, folder.parent.parent)
     verify = json.loads(build.verify.outputs["report"].read_text())
     entry = {"tosa": str(folder / "model.tosa"), "verify": verify,
              "io": json.loads(build.lower.outputs["io"].read_text())}
@@ -121,7 +126,7 @@ def _runtime_entry(runtime: Invocation, folder: Path, builds: list[ModelBuild]) 
     files = {}
     for name, src in runtime.outputs.items():
         dest = folder / runtime_view(name)
-        copy_view(src, dest)
+        copy_view(src, dest, folder.parent)
         files[name] = str(dest)
     entry = {"build": runtime.task, **runtime.options, "files": files}
     if runtime.options["platform"] == "cortex_m" and not any(b.firmware for b in builds):
@@ -148,7 +153,8 @@ def write_target(target: str, builds: list[ModelBuild], runtime: Invocation | No
                          f"{config.get('tosa')}, so the graph is only verified on the host")
     if runtime is not None:
         report["runtime"] = _runtime_entry(runtime, folder, builds)
-    write_atomic(folder / "report.json", json.dumps(report, indent=2, sort_keys=True).encode())
+    write_atomic(folder / "report.json", json.dumps(report, indent=2, sort_keys=True).encode(),
+                 root=folder.parent)
     for name, entry in report["models"].items():
         print("   " + summary_line(target, name, entry), flush=True)
     if "cpu" in report:

@@ -236,7 +236,7 @@ def write_report(build: Path, names: list[str], html_path: Path) -> None:
         path = build / name / "report.json"
         if path.is_file():
             reports[name] = json.loads(path.read_text())
-    write_atomic(html_path, render(reports, build).encode())
+    write_atomic(html_path, render(reports, build).encode(), root=build)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,13 +68,14 @@ def digest(path: str, found: os.stat_result) -> str:
 
 def _save() -> None:
     """Write this build's hashes (atomically; best effort)."""
+    from pipeline.errors import UserError
+    from pipeline.files import write_atomic
+
     rows = [[*key, md5] for key, md5 in _used.items()]
-    temporary = _where.with_name(f"{_where.name}.{os.getpid()}")
-    try:
-        temporary.write_text(json.dumps(rows))
-        os.replace(temporary, _where)
-    except OSError:
-        temporary.unlink(missing_ok=True)
+    try:  # a link there was named before the build started (lock.check_build_folder)
+        write_atomic(_where, json.dumps(rows).encode(), root=_where.parent)
+    except (OSError, UserError):
+        pass
 
 
 def stat(path: str) -> os.stat_result:

@@ -10,7 +10,9 @@ from pathlib import Path
 from doit.tools import config_changed
 
 from pipeline.cache.key import file_digest, tool_versions
-from pipeline.graph.actions import run_stage
+from pipeline.errors import UserError
+from pipeline.files import clean
+from pipeline.graph.actions import build_folder, run_stage
 from pipeline.graph.outputs import loaded_unchanged, outputs_unchanged, record
 from pipeline.graph.plan import Invocation, Plan
 from pipeline.graph.report import runtime_view, write_target
@@ -36,13 +38,13 @@ def stage_task(inv: Invocation, store: Path, where: str, code: list[str], remote
         "doc": stage.doc,
         "actions": [(run_stage, [inv, str(store), where, remote, peers])],
         "file_dep": sorted({str(p) for p in inv.inputs.values()} | set(code)),
-        "targets": [str(p) for p in inv.outputs.values()],
+        "targets": (targets := [str(p) for p in inv.outputs.values()]),
         # A compiler upgrade is seen when the task runs (its key covers `--version`), not here:
         # asking every compiler for its version would slow down each no-op build.
         "uptodate": [ConfigChanged({"options": inv.options,
                                     "tools": tool_versions(stage.packages) if stage.packages else {}}),
                      outputs_unchanged, loaded_unchanged],
-        "clean": True,
+        "clean": [(clean, [targets, build_folder(inv)])],
         "verbosity": 2,
     }
 
@@ -103,7 +105,7 @@ def target_tasks(plan: Plan, build: Path, configs: dict[str, dict],
             "file_dep": [str(p) for p in deps],
             "targets": targets,
             "uptodate": [ConfigChanged(configs[target]), outputs_unchanged],
-            "clean": True,
+            "clean": [(clean, [targets, build])],
             "verbosity": 2,
         }
     yield report_task(build, list(configs), selected)
@@ -123,7 +125,7 @@ def report_task(build: Path, names: list[str], selected: list[str]) -> dict:
         "task_dep": [f"build:{t}" for t in selected],
         "targets": [str(html)],
         "uptodate": [ReportsUnchanged(build, names), outputs_unchanged],
-        "clean": True,
+        "clean": [(clean, [[str(html)], build])],
         "verbosity": 2,
     }
 
@@ -177,14 +179,24 @@ REPORTS_KEY = "reports"
 
 def _write_html(html: Path, build: Path, names: list[str]) -> dict:
     """doit action of ``build:report.html`` (matplotlib is imported only here)."""
+    from doit.exceptions import TaskFailed
+
     from pipeline.graph.report_html import write_report
 
     states = _report_states(build, names)
-    write_report(build, names, html)
+    try:
+        write_report(build, names, html)
+    except UserError as exc:  # a link in the way, a full disk: the message alone
+        return TaskFailed(str(exc))
     return {**record([html]), REPORTS_KEY: states}
 
 
 def _write_target(files: list[Path], *args) -> dict:
     """doit action of ``build:<target>``: write the target folder, record what it holds."""
-    write_target(*args)
+    from doit.exceptions import TaskFailed
+
+    try:
+        write_target(*args)
+    except UserError as exc:
+        return TaskFailed(str(exc))
     return record(files)

@@ -12,6 +12,13 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     cpu_graph(i["tosa"], i["io"], o["artifact"], o["plan"], where=where)
 
 
+def check(i: dict, o: dict) -> str | None:
+    """A restored ``model.cpu.bin`` parses block by block and carries io.json's IO."""
+    from pipeline.artifact import blocks_problem
+
+    return blocks_problem(o["artifact"], "cpu_graph", "cpu_end_stream", i["io"])
+
+
 STAGE = Stage(
     name="cpu_graph",
     doc="write the CPU kernel library's graph and memory plan of a TOSA INT graph",
@@ -19,4 +26,5 @@ STAGE = Stage(
     inputs={"tosa": File("tosa"), "io": File("io")},
     outputs={"artifact": File("artifact", "model.cpu.bin"), "plan": File("record", "cpu_plan.json")},
     views={"artifact": "model.cpu.bin", "plan": "cpu_plan.json"},
+    check=check,
 )

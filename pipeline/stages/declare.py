@@ -44,6 +44,10 @@ class Stage:
     # Outputs that appear in a target's model folder (role -> name there; KEEP: the output's
     # own name; None: read by the target's report.json, not copied).
     views: Mapping[str, str | None] = field(default_factory=dict)
+    # ``check(inputs, outputs)``: why outputs restored from a store cannot be what this stage
+    # writes (a forged entry), or None; cheap (no torch, numpy or tosa import): it runs on
+    # every restore. Every ``*.json`` output is also checked to parse (graph/actions.py).
+    check: Callable[[Mapping[str, Path], Mapping[str, Path]], str | None] | None = None
 
     @property
     def module(self) -> str:

@@ -83,6 +83,16 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
           where=where)
 
 
+def check(i: dict, o: dict) -> str | None:
+    """Every restored TOSA file has a TOSA flatbuffer's frame (``tosa/header.py``)."""
+    from pipeline.tosa.header import tosa_problem
+
+    for path in o.values():
+        if path.suffix == ".tosa" and (why := tosa_problem(path)) is not None:
+            return f"{path.name}: {why}"
+    return None
+
+
 STAGE = Stage(
     name="lower",
     doc="lower a quantized graph to a TOSA flatbuffer",
@@ -92,4 +102,5 @@ STAGE = Stage(
              "placement": File("placement", "placement.json"),
              "tosa_*": File("tosa", "model.{}.tosa")},
     views={"io": "io.json"},
+    check=check,
 )

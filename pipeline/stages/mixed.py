@@ -15,6 +15,13 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
           known=known(i["placement"], params["accelerator"]))
 
 
+def check(i: dict, o: dict) -> str | None:
+    """A restored sequence ``model.bin`` parses block by block and carries io.json's IO."""
+    from pipeline.artifact import blocks_problem
+
+    return blocks_problem(o["artifact"], "sequence", "sequence_end", i["io"])
+
+
 STAGE = Stage(
     name="mixed",
     doc="split a TOSA graph into NPU (Vela) and CPU segments, one sequence artifact "
@@ -24,4 +31,5 @@ STAGE = Stage(
             "vela_ini": File("ini")},
     outputs={"artifact": File("artifact", "model.bin"), "record": File("record", "mixed.json")},
     views={"artifact": "model.bin", "record": "mixed.json"},
+    check=check,
 )

@@ -12,6 +12,13 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
     package(i["npz"], i["io"], o["artifact"], where=where)
 
 
+def check(i: dict, o: dict) -> str | None:
+    """A restored ``model.bin`` parses block by block and agrees with io.json."""
+    from pipeline.ethosu.package import artifact_problem
+
+    return artifact_problem(o["artifact"], i["io"])
+
+
 STAGE = Stage(
     name="package",
     doc="package Vela's output and the IO metadata into the model artifact",
@@ -19,4 +26,5 @@ STAGE = Stage(
     inputs={"npz": File("npz"), "io": File("io")},
     outputs={"artifact": File("artifact", "model.bin")},
     views={"artifact": "model.bin"},
+    check=check,
 )

@@ -24,6 +24,13 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
              known=known(i["placement"], options["npu"]["config"]), memory_mode=memory_mode)
 
 
+def check(i: dict, o: dict) -> str | None:
+    """A restored ``model_vela.npz`` holds every array the package stage reads."""
+    from pipeline.ethosu.vela_npz import npz_problem
+
+    return npz_problem(o["npz"])
+
+
 STAGE = Stage(
     name="vela",
     doc="compile a TOSA graph for one Ethos-U configuration with Vela",
@@ -34,4 +41,5 @@ STAGE = Stage(
              "roofline": File("roofline", "roofline.json")},
     views={"summary": "vela_summary.csv", "layers": "vela_per_layer.csv", "figures": None,
            "roofline": "roofline.json"},
+    check=check,
 )

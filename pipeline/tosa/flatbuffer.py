@@ -19,6 +19,7 @@ import importlib
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FunctionType
@@ -28,6 +29,9 @@ from tosa.Attribute import Attribute
 from tosa.DType import DType
 from tosa.Op import Op
 from tosa.TosaGraph import TosaGraph
+
+from pipeline.errors import UnreadableInput
+from pipeline.tosa.header import tosa_problem
 
 _OP_NAMES = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
 _DTYPE_NAMES = {v: k.lower() for k, v in vars(DType).items() if not k.startswith("_")}
@@ -192,6 +196,30 @@ def _frozen(values: np.ndarray) -> np.ndarray:
     return values
 
 
+# What reading garbage through the generated accessors raises (they check no bounds).
+_GARBAGE = (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError, KeyError,
+            AttributeError, OverflowError, RecursionError, MemoryError)
+
+
+def untrusted(read: Callable) -> Callable:
+    """A reader of a TOSA file (its first argument) that fails with ``UnreadableInput``
+    naming the file, never a traceback from the generated accessors, when the file is not
+    a TOSA flatbuffer (a forged store entry, a file replaced by hand)."""
+
+    @functools.wraps(read)
+    def checked(path, *args, **kwargs):
+        why = tosa_problem(Path(path))
+        if why is not None:
+            raise UnreadableInput(path, "a TOSA flatbuffer", why)
+        try:
+            return read(path, *args, **kwargs)
+        except _GARBAGE as error:
+            raise UnreadableInput(path, "a TOSA flatbuffer",
+                                  f"unreadable bytes ({type(error).__name__}: {error})") from None
+
+    return checked
+
+
 def _main_block(path: Path):
     return TosaGraph.GetRootAs(Path(path).read_bytes(), 0).Regions(0).Blocks(0)
 
@@ -225,6 +253,7 @@ def _operator(raw) -> Operator:
     )
 
 
+@untrusted
 def read_block(path: Path, data: bool = True) -> Block:
     """Tensors (with constant data unless ``data`` is False), operators, inputs and outputs
     of the main block. Read once per file while its size and time hold: a stage asks for the
@@ -260,6 +289,7 @@ def operator_names(path: Path) -> list[str]:
     return [op.op for op in read_block(path, data=False).operators]
 
 
+@untrusted
 def version(path: Path) -> tuple[int, int, int, bool]:
     """(major, minor, patch, draft) the flatbuffer declares."""
     v = TosaGraph.GetRootAs(Path(path).read_bytes(), 0).Version()
@@ -320,6 +350,7 @@ def set_main_block_strings(data: bytearray, field: int, names: list[str]) -> Non
     struct.pack_into("<I", data, position, vector - position)
 
 
+@untrusted
 def with_outputs(path: Path, names: list[str]) -> bytes:
     """The flatbuffer of ``path`` with ``names`` (intermediate tensors) also graph outputs, so
     the reference model writes them.

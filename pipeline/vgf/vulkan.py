@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pipeline.errors import UserError
+from pipeline.files import write_atomic
 
 # Graph above Tensor: the Graph layer asks the layer below it for VK_ARM_tensors.
 LAYERS = (("Graph", "VK_LAYER_ML_Graph_Emulation"), ("Tensor", "VK_LAYER_ML_Tensor_Emulation"))
@@ -94,12 +95,9 @@ def write_layer_manifests(deploy: Path, folder: Path) -> list[Path]:
         manifest = json.loads((deploy / "share" / "vulkan" / "explicit_layer.d" /
                                f"VkLayer_{short}.json").read_text())
         manifest["layer"]["library_path"] = str(deploy / "lib" / f"libVkLayer_{short}.so")
-        (folder / short).mkdir(parents=True, exist_ok=True)
         path, text = folder / short / f"VkLayer_{short}.json", json.dumps(manifest, indent=1)
         if not path.is_file() or path.read_text() != text:  # a runner may be reading it now
-            scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            scratch.write_text(text)
-            os.replace(scratch, path)
+            write_atomic(path, text.encode(), root=folder.parent)  # never through a link
         folders.append(folder / short)
     return folders
 

@@ -83,3 +83,84 @@ def test_reader_rejects_truncated_artifacts(tmp_path, cut):
                    tmp_path / "m.bin").read_bytes()
     with pytest.raises(ValueError, match="must"):
         read_artifact(data[:-cut])
+
+
+def test_a_real_npz_and_artifact_pass_the_restore_checks(tmp_path):
+    from pipeline.ethosu.package import artifact_problem
+    from pipeline.ethosu.vela_npz import npz_problem
+
+    npz, io = _npz(tmp_path / "m.npz"), _io(tmp_path / "io.json")
+    out = package(npz, io, tmp_path / "m.bin")
+    assert npz_problem(npz) is None and artifact_problem(out, io) is None
+
+
+def _forged_npz(path, how):
+    _npz(path)
+    if how == "garbage":
+        path.write_bytes(b"garbage" * 50)
+    elif how == "pickled":
+        np.savez(path, cmd_data=np.array([object()], dtype=object))
+    elif how == "missing array":
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files if k != "weight_data"}
+        np.savez(path, **arrays)
+    elif how == "truncated array":
+        import zipfile
+
+        with zipfile.ZipFile(path) as archive:
+            members = {n: archive.read(n) for n in archive.namelist()}
+        members["input_shape.npy"] = members["input_shape.npy"][:-8]
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+    elif how == "empty scratch":
+        _npz(path)
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+        arrays["scratch_shape"] = np.array([], dtype=np.int64)
+        np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("how", ["garbage", "pickled", "missing array", "truncated array",
+                                 "empty scratch"])
+def test_a_forged_npz_is_refused_in_one_line_naming_it(tmp_path, how):
+    from pipeline.errors import UnreadableInput
+    from pipeline.ethosu.vela_npz import npz_problem
+
+    npz = _forged_npz(tmp_path / "model_vela.npz", how)
+    assert npz_problem(npz) is not None
+    with pytest.raises(UnreadableInput) as error:
+        package(npz, _io(tmp_path / "io.json"), tmp_path / "m.bin")
+    assert str(error.value).startswith(f"{npz}: must be Vela's raw output")
+    assert "\n" not in str(error.value) and not (tmp_path / "m.bin").exists()
+
+
+def _forge_artifact(data: bytes, how: str) -> bytes:
+    blocks = read_artifact(data)
+    if how == "garbage":
+        return b"garbage" * 50
+    if how == "truncated":
+        return data[:-40]
+    if how == "other io_meta":
+        blocks["io_meta"] = blocks["io_meta"][:-4] + b"\x01\x00\x00\x00"
+    if how == "other input size":
+        count, *entry = struct.unpack("<i6iiii", blocks["inputs"])
+        entry[5] = 32  # 1x1x1x8x8x32 against io.json's 8x8x16
+        blocks["inputs"] = struct.pack("<i6iiii", count, *entry)
+    if how == "empty command stream":
+        blocks["cmd_data"] = b""
+    from pipeline.artifact import block
+
+    return b"".join(block(name, payload) for name, payload in blocks.items())
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "other io_meta", "other input size",
+                                 "empty command stream"])
+def test_a_forged_model_bin_is_refused(tmp_path, how):
+    from pipeline.ethosu.package import artifact_problem
+
+    io = _io(tmp_path / "io.json")
+    out = package(_npz(tmp_path / "m.npz"), io, tmp_path / "m.bin")
+    out.write_bytes(_forge_artifact(out.read_bytes(), how))
+    assert artifact_problem(out, io) is not None

@@ -62,3 +62,47 @@ def test_resolved_operators_carry_their_tensors_and_producers(case):
     assert conv.inputs[0].name == "input" and conv.inputs[0].dtype == "int8"
     assert conv.producers[0] is None  # a graph input
     assert rescale.producers[0] is conv and rescale.inputs[0].dtype == "int32"
+
+
+def _garbled(data: bytes, seed: int) -> bytes:
+    """``data`` with 8 bytes past its frame replaced at random (``seed``)."""
+    import random
+
+    rng = random.Random(seed)
+    garbled = bytearray(data)
+    for _ in range(8):
+        garbled[rng.randrange(100, len(garbled))] = rng.randrange(256)
+    return bytes(garbled)
+
+
+def test_the_frame_check_passes_real_files_and_refuses_garbage(case, tmp_path):
+    from pipeline.tosa.header import tosa_problem
+
+    assert tosa_problem(case.tosa) is None
+    bad = tmp_path / "model.u85.tosa"
+    for data, why in ((b"garbage" * 50, "no TOSA flatbuffer identifier"),
+                      (case.tosa.read_bytes()[:40], "outside the file"), (b"", "identifier")):
+        bad.write_bytes(data)
+        assert why in tosa_problem(bad)
+
+
+def test_every_reader_names_an_unreadable_file_in_one_line(case, tmp_path):
+    """Garbage that passes the frame check (a forged store entry) fails the reader with
+    ``UnreadableInput`` naming the file, never a traceback from the generated accessors."""
+    from pipeline.errors import UnreadableInput
+    from pipeline.tosa.flatbuffer import operator_names, version
+    from pipeline.tosa.header import tosa_problem
+
+    bad = tmp_path / "model.u55.tosa"
+    deep = 0  # garbled files that pass the frame check and still fail a reader
+    for seed in range(40):
+        bad.write_bytes(_garbled(case.tosa.read_bytes(), seed))
+        framed = tosa_problem(bad) is None
+        for read in (read_block, operator_names, version, lambda p: with_outputs(p, ["x"])):
+            try:
+                read(bad)
+            except UnreadableInput as error:
+                assert str(error).startswith(f"{bad}: must be a TOSA flatbuffer; got ")
+                assert "\n" not in str(error)
+                deep += framed
+    assert deep, "no garbled file got past the frame check: the test lost its point"
