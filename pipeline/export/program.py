@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -81,10 +82,9 @@ def export_program(model, example: tuple, where: str = "", *,
     from pipeline.normalise import normalise
 
     try:
-        with torch.no_grad(), exit_refused(), _torch_logs_held() as held:
+        with torch.no_grad(), exit_refused(), _torch_logs_held():
             program = torch.export.export(model, example)
     except USER_EXCEPTIONS as exc:  # the user's forward() runs while it is traced
-        held.clear()  # torch's own log of the failure: the message below says it in one line
         verb = "called" if isinstance(exc, SystemExit) and "_exit(" in str(exc) else "raised"
         raise StageError(where, f"torch.export must capture the model; it {verb} "
                                 f"{describe(exc)}") from exc
@@ -92,32 +92,35 @@ def export_program(model, example: tuple, where: str = "", *,
 
 
 @contextlib.contextmanager
-def _torch_logs_held() -> Iterator[list]:
+def _torch_logs_held() -> Iterator[None]:
     """Hold back what torch logs in the block (``fake_tensor``'s E-level traceback of a shape
-    mismatch, printed before our one-line message); the caller clears the list when it
-    reports the failure itself, and whatever is left is logged at the end as it would have
-    been."""
+    mismatch, printed before our one-line message): dropped when the block raises (the
+    caller reports the failure in one line), logged at its end as it would have been when
+    it does not."""
     import logging
 
     held: list[logging.LogRecord] = []
-    # torch gives several of its loggers a handler of their own (fake_tensor's among them)
-    names = ["", *(n for n in logging.root.manager.loggerDict if n.split(".")[0] == "torch")]
-    handlers = list(dict.fromkeys(h for n in names for h in logging.getLogger(n).handlers))
+    # On each of torch's loggers, not on the handlers: torch re-creates its handlers when its
+    # log settings are touched (as torch.export does), and a logger's filter sees the records
+    # made by that logger.
+    loggers = [logger for name, logger in logging.root.manager.loggerDict.items()
+               if name.split(".")[0] == "torch" and isinstance(logger, logging.Logger)]
 
     def hold(record: logging.LogRecord) -> bool:
-        if record.name.startswith("torch"):
-            held.append(record)
-            return False
-        return True
+        held.append(record)
+        return False
 
-    for handler in handlers:
-        handler.addFilter(hold)
+    for logger in loggers:
+        logger.addFilter(hold)
     try:
-        yield held
+        yield
+    except BaseException:
+        held.clear()
+        raise
     finally:
-        for handler in handlers:
-            handler.removeFilter(hold)
-        for record in dict.fromkeys(held):
+        for logger in loggers:
+            logger.removeFilter(hold)
+        for record in held:
             logging.getLogger(record.name).handle(record)
 
 
@@ -182,7 +185,10 @@ def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:
 
     if program.graph_signature.buffers_to_mutate:
         return  # running it would change the buffers that are saved
-    module = program.module(check_guards=False)  # as quantization runs it (quant/flow.py)
+    with warnings.catch_warnings():
+        # torch 2.13 deep-copies the output spec, whose leaves warn of their own deprecation
+        warnings.filterwarnings("ignore", r".*isinstance\(treespec, LeafSpec\)", FutureWarning)
+        module = program.module(check_guards=False)  # as quantization runs it (quant/flow.py)
 
     class Locating(torch.fx.Interpreter):
         failed = None

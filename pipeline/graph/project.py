@@ -16,7 +16,7 @@ from pathlib import Path
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
 from pipeline.errors import UserError, see
-from pipeline.graph import plan_cache, records, stats, timeout
+from pipeline.graph import partial, plan_cache, records, stats, timeout
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
@@ -41,6 +41,7 @@ class Project:
             "dep_file": str(self.build / DEP_FILE),
             "verbosity": 2,
             "check_file_uptodate": stats.MD5Checker,  # each file stat'ed once (stats.py)
+            "reporter": partial.reporter_for(self),  # --continue writes partial targets
         }
 
     def target_configs(self) -> dict[str, dict]:
