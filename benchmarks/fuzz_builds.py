@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,7 @@ KINDS = {  # model kind -> weight
     "valid": 34, "syntax": 8, "import_error": 8, "odd_return": 14, "never_returns": 8,
     "allocates": 6, "exits": 6, "wrong_shape": 6, "factory": 10,
 }
+HOSTILE_SHARE = 0.2  # of the cases, those with a hostile field in targets.yaml
 MESSAGE = re.compile(r"^(error: |[\w.,-]+/[\w-]+: |\d+ problems? in the configuration)", re.MULTILINE)
 
 # --- model files -----------------------------------------------------------------------
@@ -178,8 +180,8 @@ HOSTILE = [  # (regex on the yaml, replacement): one field made wrong
     (r"cpu: host", "cpu: cortex-m99"), (r"npu: null", "npu: {config: ethos-u85-265}"),
     (r"npu: null", "npu: []"), (r"source: (\S+):Net", r"source: \1:Nett"),
     (r"source: (\S+):Net", "source: missing.py:Net"), (r"source: (\S+):Net", "source: /dev/null:Net"),
-    (r"models: \[m\]", "models: [m, m, nosuch]"), (r"models: \[m\]", "models: {m: 1}"),
-    (r"models: \[m\]", "models: []"), (r"targets:\n", "targets:\n  bad:\n    extends: bad\n"),
+    (r"models: \[(m\d+)\]", r"models: [\1, \1, nosuch]"), (r"models: \[(m\d+)\]", r"models: {\1: 1}"),
+    (r"models: \[m\d+\]", "models: []"), (r"targets:\n", "targets:\n  bad:\n    extends: bad\n"),
     (r"\n    cpu:", "\n    quantization: int3\n    cpu:"), (r"\n    cpu:", "\n    tosa: TOSA-9.9\n    cpu:"),
     (r"\n    cpu:", "\n    bogus_key: 1\n    cpu:"), (r"\n    cpu:", "\n    build_type: Fast\n    cpu:"),
     (r"dtype: float32", "dtype: complex64"), (r"dtype: float32", "dtype: int64"),
@@ -187,29 +189,69 @@ HOSTILE = [  # (regex on the yaml, replacement): one field made wrong
 ]
 
 
-def targets_yaml(rng: random.Random, shape: list[int], factory: bool) -> tuple[str, list[str]]:
-    """(targets.yaml text, the targets it builds)."""
-    kinds = list(TARGET_KINDS)
-    kind = rng.choices(kinds, [TARGET_KINDS[k][0] for k in kinds])[0]
-    inputs = ("models/data.py:make_inputs" if factory
+@dataclass
+class Case:
+    """One fuzzed build: a model (its files, its ``models:`` entry) and a target using it."""
+
+    index: int
+    kind: str  # of the model file (KINDS)
+    files: dict[str, str]  # path in the project -> text
+    model: str  # the model's entry under models:, named m<index>
+    target: str  # the target's entry under targets:, named t<index>
+    hostile: list[tuple[str, str]] = field(default_factory=list)  # mutations of targets.yaml
+
+    @property
+    def alone(self) -> bool:
+        """Built in a project of its own: a broken targets.yaml fails every target of its
+        file, and a stage that has to be stopped can take the build with it."""
+        return bool(self.hostile) or self.kind in ALONE
+
+
+ALONE = ("never_returns", "allocates", "exits")
+
+
+def make_case(i: int, rng: random.Random) -> Case:
+    """Case ``i``: a model file of a random kind, a target of a random kind, and sometimes a
+    hostile field or two in the targets file."""
+    kind = rng.choices(list(KINDS), list(KINDS.values()))[0]
+    text, shape, factory = model_file(kind, rng, image=rng.random() < 0.6)
+    files = {f"models/net_{i}.py": text}
+    if factory:
+        files[f"models/data_{i}.py"] = factory
+    inputs = (f"models/data_{i}.py:make_inputs" if factory
               else f"[{{name: x, shape: {shape}, dtype: float32}}]")
-    text = (f"models:\n  m:\n    source: models/net.py:Net\n    inputs: {inputs}\n"
-            f"    calibration: {{samples: {rng.choice([1, 2, 4])}, seed: {rng.randint(0, 9)}}}\n"
-            f"targets:\n  t:\n    {TARGET_KINDS[kind][1]}\n    models: [m]\n")
-    if rng.random() < 0.3:
-        for _ in range(rng.choice([1, 1, 2])):
-            pattern, replacement = rng.choice(HOSTILE)
+    model = (f"  m{i}:\n    source: models/net_{i}.py:Net\n    inputs: {inputs}\n"
+             f"    calibration: {{samples: {rng.choice([1, 2, 4])}, seed: {rng.randint(0, 9)}}}\n")
+    kinds = list(TARGET_KINDS)
+    target_kind = rng.choices(kinds, [TARGET_KINDS[k][0] for k in kinds])[0]
+    target = f"  t{i}:\n    {TARGET_KINDS[target_kind][1]}\n    models: [m{i}]\n"
+    hostile = ([rng.choice(HOSTILE) for _ in range(rng.choice([1, 1, 2]))]
+               if rng.random() < HOSTILE_SHARE else [])
+    return Case(i, kind, files, model, target, hostile)
+
+
+def write_project(folder: Path, cases: list[Case]) -> None:
+    for case in cases:
+        for name, text in case.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+    text = ("models:\n" + "".join(c.model for c in cases) + "targets:\n"
+            + "".join(c.target for c in cases))
+    for case in cases:
+        for pattern, replacement in case.hostile:
             text = re.sub(pattern, replacement, text, count=1, flags=re.MULTILINE)
-    return text, ["t"]
+    (folder / "targets.yaml").write_text(text)
 
 
 # --- running and classifying -----------------------------------------------------------
 
-def run_case(project: Path, store: Path, targets: list[str], stage_timeout: float,
-             memory_bytes: int) -> tuple[str, float, str]:
-    """Build the project: (class, seconds, the line that says why)."""
-    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT), "build",
-            f"targets={project / 'targets.yaml'}", f"store={store}", f"timeout={stage_timeout:g}"]
+def run_doit(project: Path, store: Path, stage_timeout: float,
+             memory_bytes: int) -> tuple[int | None, str, float]:
+    """``doit --continue build`` of the project: (exit status, None for a hang; output;
+    seconds)."""
+    argv = [sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "-d", str(ROOT),
+            "--continue", "build", f"targets={project / 'targets.yaml'}", f"store={store}",
+            f"timeout={stage_timeout:g}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ETHOSU_PIPELINE_CHECK_JOBS": "1"}
     wall = (stage_timeout + HARD_STOP + BUILD_SLACK) if stage_timeout else None
     started = time.monotonic()
@@ -220,21 +262,39 @@ def run_case(project: Path, store: Path, targets: list[str], stage_timeout: floa
     resource.prlimit(proc.pid, resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     try:
         output, _ = proc.communicate(timeout=wall)
+        status = proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, 9)
         output, _ = proc.communicate()
-        (project / "output.txt").write_text(output)
-        return "hang", time.monotonic() - started, f"still running after {wall:g} s"
-    seconds = time.monotonic() - started
+        status = None
     (project / "output.txt").write_text(output)
-    messages = MESSAGE.findall(output)
-    first = next((line for line in output.splitlines() if MESSAGE.match(line)), "")
-    if "Traceback (most recent call last)" in output:
-        return "traceback", seconds, output.strip().splitlines()[-1][:200]
-    if proc.returncode == 0:
-        built = all((project / "build" / t / "report.json").is_file() for t in targets)
-        return ("success" if built else "silent"), seconds, ""
-    return ("error" if messages else "unclear"), seconds, first[:200]
+    return status, output, time.monotonic() - started
+
+
+def classify(case: Case, project: Path, status: int | None, output: str) -> tuple[str, str]:
+    """(class, the line that says why) of one case's target in a finished build."""
+    t = f"t{case.index}"
+    report_path = project / "build" / t / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.is_file() else None
+    if report is not None and not report.get("failed"):
+        return "success", ""
+    failed = (report or {}).get("models", {}).get(f"m{case.index}", {}).get("failed") or {}
+    if "Traceback (most recent call last)" in (failed.get("error") or ""):
+        return "traceback", failed["error"].strip().splitlines()[-1][:200]
+    if failed.get("error"):
+        return "error", failed["error"].splitlines()[0][:200]
+    if status is None:
+        return "hang", "still running at the wall-clock limit"
+    own = re.compile(rf"^(?:[\w.-]+,)*{t}(?:,[\w.-]+)*/[\w-]+: .*$", re.MULTILINE)
+    mine = own.search(output) or (MESSAGE.search(output) if case.alone else None)
+    if "Traceback (most recent call last)" in output and (case.alone or not mine):
+        return "traceback", output.strip().splitlines()[-1][:200]
+    if mine:
+        line = output[mine.start():].splitlines()[0]
+        return "error", line[:200]
+    if status == 0:
+        return "silent", "exit status 0 without the target's report.json"
+    return "unclear", f"exit status {status} without a message"
 
 
 def warm_up(folder: Path, store: Path, memory_bytes: int) -> None:
@@ -248,21 +308,23 @@ def warm_up(folder: Path, store: Path, memory_bytes: int) -> None:
     (folder / "targets.yaml").write_text(
         f"models:\n  m:\n    source: models/net.py:Net\n    inputs: [{{shape: {shape}}}]\n"
         f"    calibration: {{samples: 2, seed: 1}}\ntargets:\n{targets}")
-    verdict, seconds, why = run_case(folder, store, list(TARGET_KINDS), 0, memory_bytes)
-    print(f"warm-up: {verdict} in {seconds:.0f}s {why}", flush=True)
+    status, _, seconds = run_doit(folder, store, 0, memory_bytes)
+    print(f"warm-up: exit status {status} in {seconds:.0f}s", flush=True)
 
 
-def make_case(folder: Path, rng: random.Random) -> tuple[str, list[str]]:
-    """Write one fuzzed project; (model kind, targets)."""
-    kind = rng.choices(list(KINDS), list(KINDS.values()))[0]
-    text, shape, factory = model_file(kind, rng, image=rng.random() < 0.6)
-    (folder / "models").mkdir(parents=True)
-    (folder / "models" / "net.py").write_text(text)
-    if factory:
-        (folder / "models" / "data.py").write_text(factory)
-    yaml, targets = targets_yaml(rng, shape, factory is not None)
-    (folder / "targets.yaml").write_text(yaml)
-    return kind, targets
+def run_group(folder: Path, cases: list[Case], store: Path, stage_timeout: float,
+              memory_bytes: int) -> list[dict]:
+    write_project(folder, cases)
+    status, output, seconds = run_doit(folder, store, stage_timeout, memory_bytes)
+    rows = []
+    for case in cases:
+        verdict, why = classify(case, folder, status, output)
+        rows.append({"case": case.index, "kind": case.kind, "hostile": bool(case.hostile),
+                     "class": verdict, "why": why, "project": folder.name,
+                     "seconds": round(seconds / len(cases), 1)})
+        print(f"{case.index:4d} {case.kind:14s} {'H' if case.hostile else ' '} {verdict:9s} "
+              f"{folder.name:9s} {why[:140]}", flush=True)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,30 +334,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/fuzz_builds"))
     parser.add_argument("--timeout", type=float, default=20.0, help="stage time limit, s")
     parser.add_argument("--memory", type=float, default=3.0, help="memory limit (RLIMIT_AS), GB")
-    parser.add_argument("--jobs", type=int, default=1, help="builds at once")
+    parser.add_argument("--jobs", type=int, default=1, help="doit runs at once")
+    parser.add_argument("--batch", type=int, default=8,
+                        help="targets per doit run for cases that can share one")
     args = parser.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
     store = args.out / "store"
     memory = int(args.memory * (1 << 30))
     warm_up(args.out / "warm-up", store, memory)
-    counts: dict[str, int] = {}
-    rows = []
+    cases = [make_case(i, random.Random(args.seed * 100_003 + i)) for i in range(args.builds)]
+    alone = [[c] for c in cases if c.alone]
+    shared = [c for c in cases if not c.alone]
+    groups = alone + [shared[k:k + args.batch] for k in range(0, len(shared), args.batch)]
+    groups.sort(key=lambda g: g[0].index)
     started = time.monotonic()
 
-    def one(i: int) -> dict:
-        rng = random.Random(args.seed * 100_003 + i)
-        project = args.out / f"case{i:04d}"
-        kind, targets = make_case(project, rng)
-        verdict, seconds, why = run_case(project, store, targets, args.timeout, memory)
-        print(f"{i:4d} {kind:14s} {verdict:9s} {seconds:6.1f}s {why[:150]}", flush=True)
-        return {"case": i, "kind": kind, "class": verdict, "seconds": round(seconds, 1),
-                "why": why}
+    def one(group: list[Case]) -> list[dict]:
+        folder = args.out / f"build{group[0].index:04d}"
+        return run_group(folder, group, store, args.timeout, memory)
 
+    rows: list[dict] = []
     with ThreadPoolExecutor(args.jobs) as pool:
-        for row in pool.map(one, range(args.builds)):
-            counts[row["class"]] = counts.get(row["class"], 0) + 1
-            rows.append(row)
-    summary = {"builds": args.builds, "counts": counts, "seconds": round(
+        for found in pool.map(one, groups):
+            rows += found
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["class"]] = counts.get(row["class"], 0) + 1
+    summary = {"builds": args.builds, "doit_runs": len(groups), "counts": counts, "seconds": round(
         time.monotonic() - started), "stage_timeout": args.timeout, "memory_gb": args.memory,
         "cases": rows}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
