@@ -64,12 +64,13 @@ def read_artifact(data: bytes, order: tuple[str, ...]) -> dict[str, bytes]:
 
 
 
-def io_staging_bytes(data: bytes) -> int:
-    """The bytes a runner stages the IO of an artifact (``data``: any with an ``io_meta``
-    block) in: per tensor, the tensor itself and a second buffer as large as the bigger of
-    it and its float32 values (the NPU runner's reference copy, the CPU runner's float IO),
-    each 16-byte aligned. The bare-metal runners' static IO buffer (``ETHOSU_RT_IO_BYTES``)
-    is built exactly this big, so no model's IO can outgrow it.
+def io_staging_bytes(data: bytes, runner: str) -> int:
+    """The bytes a bare-metal runner stages the IO of an artifact in (``data``: any with an
+    ``io_meta`` block), each buffer 16-byte aligned, per input and output: the NPU runner
+    (``runner="npu"``) holds the tensor twice (the NPU's and the reference copy), the CPU
+    runner (``"cpu"``) the tensor and its float32 values (``--float-io``). The firmware's
+    static IO buffer (``ETHOSU_RT_IO_BYTES``) is built exactly this big, so no model's IO
+    can outgrow it.
 
     Raises:
         ValueError: the artifact has no well-formed ``io_meta`` block.
@@ -96,5 +97,5 @@ def io_staging_bytes(data: bytes) -> int:
         for d in dims[:rank]:
             elements *= max(int(d), 0)
         tensor = elements * sizes.get(dtype, 4)
-        total += pad16(tensor) + pad16(max(tensor, elements * 4))
+        total += pad16(tensor) + pad16(tensor if runner == "npu" else elements * 4)
     return max(total, 16)

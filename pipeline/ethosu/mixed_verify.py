@@ -60,7 +60,7 @@ def _program(k: int, artifact: Path, options: dict, cmake_dir: Path, where: str)
         platform=options["platform"], build_type=options["build_type"], model_c=model_c,
         where=where, runner="cpu", board=options.get("board"),
         cpu_arena_bytes=arena_bytes(artifact) if bare else None,
-        io_bytes=io_staging_bytes(Path(artifact).read_bytes()) if bare else None)
+        io_bytes=io_staging_bytes(Path(artifact).read_bytes(), "cpu") if bare else None)
     by_name = {p.name: p for p in products}
     if bare:
         return {"firmware": by_name["tosa_cpu_runner.elf"]}

@@ -128,17 +128,21 @@ def verdicts(tosa: Path, family_name: str) -> list[list[list[str]]]:
 
 def _what_to_do(operators: list[Resolved], known: list) -> str:
     """The fix to suggest: CPU fallback when the CPU kernels run every operator the NPU
-    refuses (``pipeline/cpu/graph_format.py``), else rewriting the lines."""
-    from pipeline.cpu.graph_format import OPS
+    refuses, with its tensor types (``pipeline/cpu/graph_format.py``), else rewriting the
+    lines."""
+    from pipeline.cpu.graph_format import DTYPES, OPS
 
-    refused = sorted({op.op for op, rules in zip(operators, known, strict=True) if rules})
-    rewrite = "rewrite those lines with what the NPU takes (docs/operators.md), or pick an NPU "
-    if all(op in OPS for op in refused):
-        return (f"Set `npu: {{fallback: cpu}}` on the target to run {', '.join(refused)} on "
-                f"its CPU, {rewrite}that takes them")
-    return (f"{rewrite[0].upper()}{rewrite[1:]}that takes them; the CPU kernels do not run "
-            f"{', '.join(op for op in refused if op not in OPS)} either, so "
-            "`npu: {fallback: cpu}` would not help")
+    refused = [op for op, rules in zip(operators, known, strict=True) if rules]
+    names = ", ".join(sorted({op.op for op in refused}))
+    rewrite = "rewrite those lines with what the NPU takes (docs/operators.md) or pick an NPU "
+    cpu_cannot = sorted({f"{op.op} of {t.dtype}" if op.op in OPS else op.op for op in refused
+                         for t in (*op.inputs, *op.outputs)
+                         if op.op not in OPS or (t.dtype not in DTYPES and t.dtype != "shape")})
+    if not cpu_cannot:
+        return (f"Set `npu: {{fallback: cpu}}` on the target to run {names} on its CPU, or "
+                f"{rewrite}that takes them")
+    return (f"{rewrite[0].upper()}{rewrite[1:]}that takes them (`npu: {{fallback: cpu}}` would "
+            f"not help: the CPU kernels do not run {', '.join(cpu_cannot)})")
 
 
 def check_npu_constraints(tosa: Path, accelerator: str, where: str = "",

@@ -22,7 +22,8 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
         arena = arena_bytes(i["artifact"])
     # The IO staging buffer too: exactly what this model's inputs and outputs take.
     build(options, params, o, where, model_c=model_c, arena=arena,
-          io_bytes=io_staging_bytes(Path(i["artifact"]).read_bytes()))
+          io_bytes=io_staging_bytes(Path(i["artifact"]).read_bytes(),
+                                    options.get("runner", "npu")))
 
 
 STAGE = Stage(
