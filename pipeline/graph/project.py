@@ -16,7 +16,7 @@ from pathlib import Path
 from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
 from pipeline.errors import UserError, see
-from pipeline.graph import partial, plan_cache, records, stats, timeout
+from pipeline.graph import partial, plan_cache, records, stats, timeout, workers
 from pipeline.graph.lock import lock_build_folder, needs_lock, sweep_work
 from pipeline.graph.plan import Plan, make_plan
 
@@ -93,6 +93,7 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
             lock_build_folder(build)
             sweep_work(build)
             records.repair(build / DEP_FILE)
+            workers.watch(build / ".work")  # a doit -n worker dying in a stage ends the build
         selected = select_targets(list(configs), get_var("target", None), str(path))
         if config is not None:
             plan_cache.write(Path(os.path.abspath(path)), build, plan, configs)
