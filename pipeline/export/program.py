@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -79,6 +78,7 @@ def export_program(model, example: tuple, where: str = "", *,
     """
     import torch
 
+    import pipeline.programs  # noqa: F401 - its filter of torch's LeafSpec warning
     from pipeline.normalise import normalise
 
     try:
@@ -185,10 +185,7 @@ def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:
 
     if program.graph_signature.buffers_to_mutate:
         return  # running it would change the buffers that are saved
-    with warnings.catch_warnings():
-        # torch 2.13 deep-copies the output spec, whose leaves warn of their own deprecation
-        warnings.filterwarnings("ignore", r".*isinstance\(treespec, LeafSpec\)", FutureWarning)
-        module = program.module(check_guards=False)  # as quantization runs it (quant/flow.py)
+    module = program.module(check_guards=False)  # as quantization runs it (quant/flow.py)
 
     class Locating(torch.fx.Interpreter):
         failed = None
