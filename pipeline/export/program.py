@@ -133,7 +133,6 @@ def flat_outputs(program, where: str):
         StageError: forward() returns something other than tensors (None, a number), no
             tensor at all, or a dict (whose keys would be lost: the message says what to do).
     """
-    import torch
     import torch.utils._pytree as pytree
 
     spec = program.call_spec.out_spec
@@ -141,11 +140,10 @@ def flat_outputs(program, where: str):
     leaves = list(output.args[0])
     paths = [pytree.keystr(p) for p, _ in pytree.tree_flatten_with_path(
         pytree.tree_unflatten(list(range(spec.num_leaves)), spec))[0]]
-    odd = [(p, v) for p, v in zip(paths, leaves, strict=True) if not isinstance(v, torch.fx.Node)]
+    odd = [(p, v) for p, v in zip(paths, leaves, strict=True) if not _is_tensor(v)]
     if odd or not leaves:
         got = ("nothing (an empty tuple)" if not leaves else ", ".join(
-            (f"{v!r}" if v is None else f"{type(v).__name__} {v!r}")[:80]
-            + (f" as output{p}" if p else "") for p, v in odd[:3]))
+            _describe_output(v) + (f" as output{p}" if p else "") for p, v in odd[:3]))
         raise StageError(where, f"forward() must return a tensor, or a tuple or list of "
                                 f"tensors; got {got}")
     if _holds_dict(spec):
@@ -161,6 +159,27 @@ def flat_outputs(program, where: str):
         program._module_call_graph[0].signature.out_spec = pytree.tree_structure(
             tuple(range(len(leaves))))
     return program
+
+
+def _is_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.fx.Node) and isinstance(value.meta.get("val"), torch.Tensor)
+
+
+def _describe_output(value) -> str:
+    """What forward() returned in place of a tensor: ``None``, ``int 3``, or a number the
+    graph computes (``.item()``, ``.tolist()``) with the line that computed it."""
+    import torch
+
+    from pipeline.fx import source_of
+
+    if not isinstance(value, torch.fx.Node):
+        return (repr(value) if value is None else f"{type(value).__name__} {value!r}")[:80]
+    where = source_of(value)
+    kind = type(value.meta.get("val")).__name__
+    return f"a Python {kind} computed in the graph (.item(), .tolist())" + (
+        f" at {where}" if where else "")
 
 
 def _holds_dict(spec) -> bool:

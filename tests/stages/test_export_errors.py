@@ -421,7 +421,9 @@ def test_os_exit_in_a_forked_child_still_ends_the_child(tmp_path):
      r"Return the tensors as a tuple in a fixed order instead, e\.g\. `return out\['logits'\], "
      r"out\['hidden'\]`"),
     ("y, {'aux': x}", r"got a dict \(output\[0\], output\[1\]\['aux'\]\)"),
-], ids=["none", "int", "float-in-tuple", "empty", "dict", "dict-in-tuple"])
+    ("y.sum().item()", r"got a Python \w+ computed in the graph \(\.item\(\), \.tolist\(\)\) at "
+     r".*net.py:\d+ \(return y.sum\(\).item\(\)\)$"),
+], ids=["none", "int", "float-in-tuple", "empty", "dict", "dict-in-tuple", "item"])
 def test_forward_returning_no_tensors_is_one_line(tmp_path, returns, got):
     """forward() returning None, a number or a dict (Hugging Face's form) got an
     AttributeError in the lowering or in verify (issue 28 #7, #8)."""
