@@ -850,3 +850,17 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
     assert err.strip().splitlines()[-1] == ("error: m/export: the build was interrupted "
                                             "(Ctrl-C) while the export stage ran")
     assert _left_in_work(project) == [] and _store_entries(project) == []
+
+
+def test_e2e_os_exit_0_at_import_fails_the_build_in_one_line(tmp_path):
+    """issue 28 #9: `doit build` exited 0, built nothing and printed nothing."""
+    project = _project(tmp_path, {"m": "source: models/net.py:TinyNet\n"
+                                       "inputs: [{shape: [1, 3, 8, 8]}]\n"},
+                       {"models/net.py": "import os\n\nos._exit(0)\n" + NET})
+    proc = _doit(project)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "Traceback" not in output
+    assert re.search(r"^m/export: importing .*net.py must succeed; it called os._exit\(0\) at "
+                     r".*net.py:3 \(os._exit\(0\)\)\. Code that exits", output, re.MULTILINE)
+    assert not (project / "build" / "m").exists()
