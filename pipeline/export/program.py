@@ -177,7 +177,7 @@ def _describe_output(value) -> str:
     if not isinstance(value, torch.fx.Node):
         return (repr(value) if value is None else f"{type(value).__name__} {value!r}")[:80]
     where = source_of(value)
-    kind = type(value.meta.get("val")).__name__
+    kind = type(value.meta.get("val")).__name__.removeprefix("Sym").lower()  # SymFloat: float
     return f"a Python {kind} computed in the graph (.item(), .tolist())" + (
         f" at {where}" if where else "")
 
