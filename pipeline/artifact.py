@@ -100,3 +100,40 @@ def read_artifact(data: bytes, order: tuple[str, ...]) -> dict[str, bytes]:
         raise ValueError(f"blocks must be {', '.join(order)}; got {', '.join(blocks)}")
     return blocks
 
+
+
+def io_staging_bytes(data: bytes, runner: str) -> int:
+    """The bytes a bare-metal runner stages the IO of an artifact in (``data``: any with an
+    ``io_meta`` block), each buffer 16-byte aligned, per input and output: the NPU runner
+    (``runner="npu"``) holds the tensor twice (the NPU's and the reference copy), the CPU
+    runner (``"cpu"``) the tensor and its float32 values (``--float-io``). The firmware's
+    static IO buffer (``ETHOSU_RT_IO_BYTES``) is built exactly this big, so no model's IO
+    can outgrow it.
+
+    Raises:
+        ValueError: the artifact has no well-formed ``io_meta`` block.
+    """
+    pos, meta = 0, None
+    while pos + HEADER.size <= len(data):
+        raw_name, size, _, _ = HEADER.unpack_from(data, pos)
+        if raw_name.rstrip(b"\0") == b"io_meta":
+            meta = data[pos + HEADER.size:pos + HEADER.size + size]
+            break
+        pos += HEADER.size + pad16(size)
+    if meta is None or len(meta) < IO_META_HEADER.size:
+        raise ValueError("the artifact must hold an io_meta block; got none")
+    magic, _, _, inputs, outputs = IO_META_HEADER.unpack_from(meta)
+    count = inputs + outputs
+    if magic != IO_META_MAGIC or len(meta) < IO_META_HEADER.size + count * IO_META_RECORD.size:
+        raise ValueError(f"io_meta must hold {count} records after its magic; got {len(meta)} bytes")
+    sizes = {code: ELEM_SIZE[name] for name, code in DTYPES.items()}
+    total = 0
+    for k in range(count):
+        record = IO_META_RECORD.unpack_from(meta, IO_META_HEADER.size + k * IO_META_RECORD.size)
+        dtype, rank, dims = record[1], record[3], record[4:10]
+        elements = 1
+        for d in dims[:rank]:
+            elements *= max(int(d), 0)
+        tensor = elements * sizes.get(dtype, 4)
+        total += pad16(tensor) + pad16(tensor if runner == "npu" else elements * 4)
+    return max(total, 16)

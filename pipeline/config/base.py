@@ -49,9 +49,25 @@ def broken(message: str, *fields: str) -> Broken:
         tuple(int(p) if p.isdigit() else p for p in f.split(".")) for f in fields))
 
 
+# difflib's cost grows with the product of the lengths: a name past these bounds is no typo
+# of a field or model name, and comparing it (5,000 YAML aliases of a 400 KB string) would
+# take minutes. Such a name gets the same message without the did-you-mean.
+_SUGGEST_CHARS = 100
+_SUGGEST_OPTIONS = 1000
+
+
 def suggest(name: str, options) -> str | None:
-    """``did you mean 'x'?`` for the closest of ``options``, or None."""
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
+    """``did you mean 'x'?`` for the closest of ``options``, or None (also for a name or a
+    list of options too long to be worth comparing)."""
+    options = list(options)
+    if len(name) > _SUGGEST_CHARS or len(options) > _SUGGEST_OPTIONS:
+        return None
+    return _suggest(name, tuple(o for o in options if isinstance(o, str)))
+
+
+@functools.lru_cache(maxsize=256)
+def _suggest(name: str, options: tuple[str, ...]) -> str | None:
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 
 
@@ -81,8 +97,17 @@ def show(value: Any) -> str:
     Long values are cut to their first ``_SHOWN`` characters, so one message stays one line
     of readable length.
     """
+    if isinstance(value, str) and len(value) > 2 * _SHOWN:
+        return _show_long(value)
     text = _show(value)
     return text if len(text) <= 2 * _SHOWN else f"{text[:_SHOWN]}… ({len(text)} characters)"
+
+
+@functools.lru_cache(maxsize=16)
+def _show_long(value: str) -> str:
+    """A long string, cut; kept, since YAML aliases repeat one long value thousands of times."""
+    text = repr(value)
+    return f"{text[:_SHOWN]}… ({len(text)} characters)"
 
 
 def _show(value: Any) -> str:

@@ -43,6 +43,7 @@ def _values(tosa: Path, feeds: list[dict], names: list[str], where: str) -> list
 def _program(k: int, artifact: Path, options: dict, cmake_dir: Path, where: str) -> dict:
     """The runner of CPU segment ``k``: firmware with it compiled in (bare metal), or the
     Linux CPU runner and the segment's artifact."""
+    from pipeline.artifact import io_staging_bytes
     from pipeline.runtime.c_array import write_c_array
     from pipeline.cpu.artifact import arena_bytes
     from pipeline.runtime.cmake import build_runtime
@@ -58,7 +59,8 @@ def _program(k: int, artifact: Path, options: dict, cmake_dir: Path, where: str)
         REPO_DIR, build, toolchain=options["toolchain"], cpu=options["cpu"], isa=options["isa"],
         platform=options["platform"], build_type=options["build_type"], model_c=model_c,
         where=where, runner="cpu", board=options.get("board"),
-        cpu_arena_bytes=arena_bytes(artifact) if bare else None)
+        cpu_arena_bytes=arena_bytes(artifact) if bare else None,
+        io_bytes=io_staging_bytes(Path(artifact).read_bytes(), "cpu") if bare else None)
     by_name = {p.name: p for p in products}
     if bare:
         return {"firmware": by_name["tosa_cpu_runner.elf"]}

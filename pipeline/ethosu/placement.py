@@ -126,6 +126,25 @@ def verdicts(tosa: Path, family_name: str) -> list[list[list[str]]]:
     return [[list(found) for found in broken(op, family_name)] for op in read_operators(tosa)]
 
 
+def _what_to_do(operators: list[Resolved], known: list) -> str:
+    """The fix to suggest: CPU fallback when the CPU kernels run every operator the NPU
+    refuses, with its tensor types (``pipeline/cpu/graph_format.py``), else rewriting the
+    lines."""
+    from pipeline.cpu.graph_format import DTYPES, OPS
+
+    refused = [op for op, rules in zip(operators, known, strict=True) if rules]
+    names = ", ".join(sorted({op.op for op in refused}))
+    rewrite = "rewrite those lines with what the NPU takes (docs/operators.md) or pick an NPU "
+    cpu_cannot = sorted({f"{op.op} of {t.dtype}" if op.op in OPS else op.op for op in refused
+                         for t in (*op.inputs, *op.outputs)
+                         if op.op not in OPS or (t.dtype not in DTYPES and t.dtype != "shape")})
+    if not cpu_cannot:
+        return (f"Set `npu: {{fallback: cpu}}` on the target to run {names} on its CPU, or "
+                f"{rewrite}that takes them")
+    return (f"{rewrite[0].upper()}{rewrite[1:]}that takes them (`npu: {{fallback: cpu}}` would "
+            f"not help: the CPU kernels do not run {', '.join(cpu_cannot)})")
+
+
 def check_npu_constraints(tosa: Path, accelerator: str, where: str = "",
                           known: list | None = None) -> None:
     """Raise if any operator of ``tosa`` breaks ``accelerator``'s constraints (all listed);
@@ -139,14 +158,14 @@ def check_npu_constraints(tosa: Path, accelerator: str, where: str = "",
         return  # every operator placed: the graph need not be read again for its locations
     operators = read_operators(tosa)
     if known is None:
-        found = list(violations(operators, accelerator))
-    else:
-        found = [f"{op.location}: TOSA {op.op} on {accelerator} must {must}; got {got}"
-                 for op, rules in zip(operators, known, strict=True) for must, got in rules]
+        known = [broken(op, family(accelerator)) for op in operators]
+    found = [f"{op.location}: TOSA {op.op} on {accelerator} must {must}; got {got}"
+             for op, rules in zip(operators, known, strict=True) for must, got in rules]
     if found:
         prefix = f"{where}: " if where else ""
         raise UserError(
             f"{prefix}{len(found)} operator(s) outside the {accelerator} constraints of "
-            "Vela (no CPU fallback for TOSA):\n  " + "\n  ".join(found)
+            "Vela (this target has no CPU fallback):\n  " + "\n  ".join(found)
+            + f"\n  {_what_to_do(operators, known)}"
             + f"\n  {see('docs/errors.md#npu-placement')}"
         )

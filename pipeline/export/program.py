@@ -23,7 +23,7 @@ from pipeline.export.inputs import (
     load_folder,
     random_inputs,
 )
-from pipeline.export.user_code import USER_EXCEPTIONS, call_user, describe
+from pipeline.export.user_code import USER_EXCEPTIONS, call_user, describe, exit_refused
 
 __all__ = ["export", "export_program", "load_attr", "load_folder", "random_inputs"]
 
@@ -78,15 +78,113 @@ def export_program(model, example: tuple, where: str = "", *,
     """
     import torch
 
+    import pipeline.programs  # noqa: F401 - its filter of torch's LeafSpec warning
     from pipeline.normalise import normalise
 
     try:
-        with torch.no_grad():
+        with torch.no_grad(), exit_refused(), _torch_logs_held():
             program = torch.export.export(model, example)
     except USER_EXCEPTIONS as exc:  # the user's forward() runs while it is traced
-        raise StageError(where, f"torch.export must capture the model; it raised "
+        verb = "called" if isinstance(exc, SystemExit) and "_exit(" in str(exc) else "raised"
+        raise StageError(where, f"torch.export must capture the model; it {verb} "
                                 f"{describe(exc)}") from exc
-    return normalise(program, lowered())
+    return normalise(flat_outputs(program, where), lowered())
+
+
+@contextlib.contextmanager
+def _torch_logs_held() -> Iterator[None]:
+    """Hold back what torch logs in the block (``fake_tensor``'s E-level traceback of a shape
+    mismatch, printed before our one-line message): dropped when the block raises (the
+    caller reports the failure in one line), logged at its end as it would have been when
+    it does not."""
+    import logging
+
+    held: list[logging.LogRecord] = []
+    # On each of torch's loggers, not on the handlers: torch re-creates its handlers when its
+    # log settings are touched (as torch.export does), and a logger's filter sees the records
+    # made by that logger.
+    loggers = [logger for name, logger in logging.root.manager.loggerDict.items()
+               if name.split(".")[0] == "torch" and isinstance(logger, logging.Logger)]
+
+    def hold(record: logging.LogRecord) -> bool:
+        held.append(record)
+        return False
+
+    for logger in loggers:
+        logger.addFilter(hold)
+    try:
+        yield
+    except BaseException:
+        held.clear()
+        raise
+    finally:
+        for logger in loggers:
+            logger.removeFilter(hold)
+        for record in held:
+            logging.getLogger(record.name).handle(record)
+
+
+def flat_outputs(program, where: str):
+    """``program`` with its outputs as one flat tuple: a nested tuple or list of tensors
+    (``return y, (a, [b])``) becomes ``(y, a, b)``, in that order, which every later stage
+    and io.json take.
+
+    Raises:
+        StageError: forward() returns something other than tensors (None, a number), no
+            tensor at all, or a dict (whose keys would be lost: the message says what to do).
+    """
+    import torch.utils._pytree as pytree
+
+    spec = program.call_spec.out_spec
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    leaves = list(output.args[0])
+    paths = [pytree.keystr(p) for p, _ in pytree.tree_flatten_with_path(
+        pytree.tree_unflatten(list(range(spec.num_leaves)), spec))[0]]
+    odd = [(p, v) for p, v in zip(paths, leaves, strict=True) if not _is_tensor(v)]
+    if odd or not leaves:
+        got = ("nothing (an empty tuple)" if not leaves else ", ".join(
+            _describe_output(v) + (f" as output{p}" if p else "") for p, v in odd[:3]))
+        raise StageError(where, f"forward() must return a tensor, or a tuple or list of "
+                                f"tensors; got {got}")
+    if _holds_dict(spec):
+        keys = ", ".join(f"output{p}" for p in paths[:4]) + (", ..." if len(paths) > 4 else "")
+        raise StageError(where, f"forward() must return a tensor, or a tuple or list of "
+                                f"tensors; got a dict ({keys}). Return the tensors as a tuple "
+                                f"in a fixed order instead, e.g. `return "
+                                f"{', '.join('out' + p for p in paths[:4])}` (in a wrapper "
+                                f"module's forward() for a library's model)")
+    if any(not c.is_leaf() for c in spec.children()):
+        # The graph's own outputs are flat already; only the structure put back around them
+        # (ExportedProgram.module(), kept by save and load) changes.
+        program._module_call_graph[0].signature.out_spec = pytree.tree_structure(
+            tuple(range(len(leaves))))
+    return program
+
+
+def _is_tensor(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.fx.Node) and isinstance(value.meta.get("val"), torch.Tensor)
+
+
+def _describe_output(value) -> str:
+    """What forward() returned in place of a tensor: ``None``, ``int 3``, or a number the
+    graph computes (``.item()``, ``.tolist()``) with the line that computed it."""
+    import torch
+
+    from pipeline.fx import source_of
+
+    if not isinstance(value, torch.fx.Node):
+        return (repr(value) if value is None else f"{type(value).__name__} {value!r}")[:80]
+    where = source_of(value)
+    kind = type(value.meta.get("val")).__name__.removeprefix("Sym").lower()  # SymFloat: float
+    return f"a Python {kind} computed in the graph (.item(), .tolist())" + (
+        f" at {where}" if where else "")
+
+
+def _holds_dict(spec) -> bool:
+    return (isinstance(spec.type, type) and issubclass(spec.type, dict)) or any(
+        _holds_dict(c) for c in spec.children())
 
 
 def check_program_runs(program, samples: dict[str, tuple], where: str) -> None:

@@ -8,7 +8,10 @@ in such a file: the line that raised (or the call into a library that raised).
 
 from __future__ import annotations
 
+import contextlib
 import linecache
+import os
+import posix
 import site
 import sys
 import sysconfig
@@ -64,16 +67,48 @@ def frame_location(frame: FrameType | None) -> str:
     return ""
 
 
+class ProcessExitCalled(SystemExit):
+    """``os._exit()`` called by the user's code, raised in its place: it would end the build's
+    process at once, without a word and with the status the user's code chose (0: a build
+    that built nothing and said nothing)."""
+
+    def __str__(self) -> str:
+        return f"os._exit({self.code})"
+
+
+@contextlib.contextmanager
+def exit_refused():
+    """Within the block, ``os._exit()`` (``posix._exit``) called by this process's main
+    thread raises ``ProcessExitCalled`` instead of ending the process; a forked child (a
+    DataLoader worker) or another thread still ends as it asked."""
+    real, pid = os._exit, os.getpid()
+
+    def refuse(status: int = 0) -> None:
+        import threading
+
+        if os.getpid() != pid or threading.current_thread() is not threading.main_thread():
+            real(status)
+        raise ProcessExitCalled(status)
+
+    os._exit = posix._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = posix._exit = real
+
+
 def describe(exc: BaseException, location: str | None = None) -> str:
     """``Type: first line of the message at file:line (code)``; the location is the
     innermost user frame of the traceback unless given."""
+    if location is None:
+        location = traceback_location(exc.__traceback__)
+    if isinstance(exc, ProcessExitCalled):
+        return str(exc) + (f" at {location}" if location else "")
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     text = lines[0] if lines else ""
     if len(text) > _MESSAGE_CHARS:
         text = text[:_MESSAGE_CHARS] + "..."
     kind = type(exc).__name__
-    if location is None:
-        location = traceback_location(exc.__traceback__)
     return (f"{kind}: {text}" if text else kind) + (f" at {location}" if location else "")
 
 
@@ -88,10 +123,12 @@ def call_user(where: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         StageError: ``<where>: <what>; it raised <Type>: <message> at <file>:<line> (code)``.
     """
     try:
-        return fn(*args)
+        with exit_refused():
+            return fn(*args)
     except USER_EXCEPTIONS as exc:
         hint = ""
         if isinstance(exc, SystemExit | KeyboardInterrupt):
             hint = (". Code that exits or stops the process belongs under "
                     "`if __name__ == \"__main__\":`, which the build does not run")
-        raise StageError(where, f"{what}; it raised {describe(exc)}{hint}") from exc
+        verb = "called" if isinstance(exc, ProcessExitCalled) else "raised"
+        raise StageError(where, f"{what}; it {verb} {describe(exc)}{hint}") from exc

@@ -29,6 +29,7 @@ from pipeline.graph.plan import Invocation
 from pipeline.graph.progress import ticking
 from pipeline.graph.stages import STAGES
 from pipeline.graph.timeout import call_with_limit
+from pipeline.graph.workers import stage_marked
 
 WORK_DIR = ".work"  # <build>/.work/: stage work areas; a build holding the lock empties it
 
@@ -128,7 +129,7 @@ def _compute(inv: Invocation, where: str, store: Store, remote, key, record, loa
         with tempfile.TemporaryDirectory(prefix=f"{inv.stage}-", dir=work) as tmp, \
                 temporary_files_in(Path(tmp)):
             out = {role: Path(tmp) / name for role, name in names.items()}
-            with ticking(inv.task):
+            with ticking(inv.task), stage_marked(work_root(inv), where, inv.stage):
                 user, operators = call_with_limit(inv.stage, where, _call_stage, inv, out, where)
             now_loaded = sorted(set(user) | set(code.used_operator_files(operators)))
             _refuse_edited_code(inv, first_record["code"], now_loaded, where)

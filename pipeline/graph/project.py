@@ -17,7 +17,7 @@ from pipeline.cache.remote import remote_config, start_run
 from pipeline.cache.store import store_root
 from pipeline.errors import UserError, see
 from pipeline.files import DiskFullError, check_free, is_full
-from pipeline.graph import plan_cache, records, stats, timeout
+from pipeline.graph import partial, plan_cache, records, stats, timeout, workers
 from pipeline.graph.lock import (
     check_build_folder,
     is_clean,
@@ -51,6 +51,7 @@ class Project:
             "dep_file": str(self.build / DEP_FILE),
             "verbosity": 2,
             "check_file_uptodate": stats.MD5Checker,  # each file stat'ed once (stats.py)
+            "reporter": partial.reporter_for(self),  # --continue writes partial targets
         }
 
     def target_configs(self) -> dict[str, dict]:
@@ -107,6 +108,7 @@ def load(get_var: Callable[[str, str | None], str | None]) -> Project:
             lock_build_folder(build)
             sweep_work(build)
             records.repair(build / DEP_FILE)
+            workers.watch(build / ".work")  # a doit -n worker dying in a stage ends the build
         selected = select_targets(list(configs), get_var("target", None), str(path))
         if config is not None:
             plan_cache.write(Path(os.path.abspath(path)), build, plan, configs)

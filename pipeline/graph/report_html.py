@@ -99,6 +99,11 @@ def _cell(value, fmt: str = "{}") -> str:
 
 def _row(target: str, model: str, report: dict, entry: dict) -> str:
     npu = (report["config"].get("npu") or {}).get("config", "none")
+    if "failed" in entry:  # doit --continue wrote the target without it (graph/partial.py)
+        failed = entry["failed"] or {}
+        error = f"{failed.get('task') or ''}: {failed.get('error') or ''}".strip(": ")
+        return ("<tr>" + "".join(f"<td>{html.escape(t)}</td>" for t in (target, model, npu))
+                + f"<td class=fail>FAILED</td><td colspan=7>{html.escape(error)}</td></tr>")
     passed = entry["verify"].get("passed")
     vela = entry.get("vela") or {}
     flash = None

@@ -143,6 +143,7 @@ def build_runtime(
     board: str | None = None,
     cpu_arena_bytes: int | None = None,
     sequence: bool = False,
+    io_bytes: int | None = None,
 ) -> list[Path]:
     """Configure (if needed) and build the runtime; return the produced files.
 
@@ -163,6 +164,8 @@ def build_runtime(
             ``config/boards.py``); None for the default MPS3 AN547.
         cpu_arena_bytes: bare-metal CPU firmware: its static arena (the memory plan's
             arena; ``ETHOSU_RT_CPU_ARENA_BYTES``), None for CMake's default.
+        io_bytes: bare-metal firmware: its static IO staging buffer (``ETHOSU_RT_IO_BYTES``,
+            ``artifact.io_staging_bytes`` of the model compiled in), None for CMake's default.
         sequence: bare-metal NPU firmware whose model is a sequence artifact (NPU + CPU
             segments, ``ETHOSU_RT_SEQUENCE``): the runner links the kernel library.
     Returns:
@@ -206,6 +209,8 @@ def build_runtime(
         configure.append("-DETHOSU_RT_SEQUENCE=ON")
     if cpu_arena_bytes is not None:
         configure.append(f"-DETHOSU_RT_CPU_ARENA_BYTES={max(int(cpu_arena_bytes), 16)}")
+    if io_bytes is not None:
+        configure.append(f"-DETHOSU_RT_IO_BYTES={max(int(io_bytes), 16)}")
     env = build_environment(toolchain)
     _run(configure, where, "CMake configure of the runtime failed", env)
     _run(["cmake", "--build", str(build_dir)], where, "runtime build failed", env)

@@ -10,6 +10,7 @@ from pipeline.stages.runtime import RUNTIME_SOURCES, build, tools
 
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    from pipeline.artifact import io_staging_bytes
     from pipeline.runtime.c_array import write_c_array
 
     model_c = Path(params["cmake_dir"]).parent / "model.c"
@@ -19,7 +20,10 @@ def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
         from pipeline.cpu.artifact import arena_bytes
 
         arena = arena_bytes(i["artifact"])
-    build(options, params, o, where, model_c=model_c, arena=arena)
+    # The IO staging buffer too: exactly what this model's inputs and outputs take.
+    build(options, params, o, where, model_c=model_c, arena=arena,
+          io_bytes=io_staging_bytes(Path(i["artifact"]).read_bytes(),
+                                    options.get("runner", "npu")))
 
 
 STAGE = Stage(

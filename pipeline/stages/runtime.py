@@ -22,16 +22,18 @@ PRODUCTS = {
 
 
 def build(options: dict, params: dict, outputs: dict[str, Path], where: str, *,
-          model_c: Path | None = None, arena: int | None = None) -> None:
-    """CMake-build the runtime (or a firmware image, with ``model_c`` compiled in) and copy
-    the products the outputs name."""
+          model_c: Path | None = None, arena: int | None = None,
+          io_bytes: int | None = None) -> None:
+    """CMake-build the runtime (or a firmware image, with ``model_c`` compiled in, its
+    ``arena`` and IO staging buffer ``io_bytes`` sized for it) and copy the products the
+    outputs name."""
     from pipeline.runtime.cmake import REPO_ROOT, build_runtime
 
     products = build_runtime(
         REPO_ROOT, Path(params["cmake_dir"]), toolchain=options["toolchain"], cpu=options["cpu"],
         isa=options["isa"], platform=options["platform"], build_type=options["build_type"],
         model_c=model_c, where=where, runner=options.get("runner", "npu"),
-        board=options.get("board"), cpu_arena_bytes=arena,
+        board=options.get("board"), cpu_arena_bytes=arena, io_bytes=io_bytes,
         sequence=options.get("sequence", False),
         ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
     by_name = {p.name: p for p in products}

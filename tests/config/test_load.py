@@ -429,3 +429,23 @@ def test_defaults_times_targets_is_bounded(issues):
     assert issues(text) == [
         (f"targets.yaml:651: targets.t247: targets must resolve to at most {MAX_RESOLVED_VALUES} "
          "values in all (defaults: and extends: are copied into each); got 100192 with this one")]
+
+
+def test_thousands_of_aliases_of_a_long_unknown_name_are_reported_quickly(issues):
+    """5,000 YAML aliases of a 400 KB string in a ``models:`` list: each is one line (the
+    did-you-mean is skipped for such a name; difflib took 74 s per 1,000 of them)."""
+    long_name = "m" * 400_000
+    text = (MODELS + "targets:\n  t:\n    cpu: host\n    npu: null\n"
+            f"    models: [&a {long_name}" + ", *a" * 4999 + "]\n")
+    started = time.perf_counter()
+    found = issues(text)
+    assert time.perf_counter() - started < 20
+    assert len(found) == 5000
+    assert found[0] == (f"targets.yaml:13: targets.t.models[0]: unknown model '{'m' * 99}… "
+                        "(400002 characters); must be one of add, cnn")
+
+
+def test_a_short_misspelt_model_still_gets_a_did_you_mean(issues):
+    text = MODELS + "targets:\n  t: {cpu: host, npu: null, models: [cnm]}\n"
+    assert issues(text) == [("targets.yaml:10: targets.t.models[0]: unknown model 'cnm'; "
+                             "did you mean 'cnn'?")]

@@ -171,3 +171,94 @@ def test_int8_left_shift_is_named_on_u55_and_the_variant_compiles(tmp_path):
     check_npu_constraints(case.variant("u55"), "ethos-u55-128")
     run_vela(case.variant("u55"), tmp_path / "u55", vela_args("ethos-u55-128"))
     check_npu_constraints(case.tosa, "ethos-u85-256")
+
+
+SEGMENTATION_LIBRARY = '''\
+import torch.nn.functional as F
+from torch import nn
+
+
+def _resize(features, size):
+    return F.interpolate(features, size=size, mode="bilinear", align_corners=False)
+
+
+class Segmenter(nn.Module):
+    """A segmentation head as a model library writes it: 16x16 features resized to 256x256."""
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, 8, 3, stride=16, padding=1)
+        self.classifier = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        out = self.classifier(F.relu(self.backbone(x)))
+        return _resize(out, x.shape[-2:])
+'''
+
+
+def _library_segmenter(folder):
+    """A ``Segmenter`` imported from a site-packages folder: a model library's code, as
+    torchvision's DeepLabV3 is (torchvision itself is not installed here)."""
+    import importlib.util
+
+    library = folder / "site-packages" / "seglib.py"
+    library.parent.mkdir(parents=True)
+    library.write_text(SEGMENTATION_LIBRARY)
+    spec = importlib.util.spec_from_file_location("seglib", library)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Segmenter
+
+
+def test_u55_resize_by_16_names_the_users_line_and_cpu_fallback(tmp_path):
+    """DeepLabV3-MobileNetV3 on U55 (issue 28 #13): its 16x resize breaks the rule; the error
+    names the user's wrapper line (not the library's resize, nor torch's), and says that
+    `npu: {fallback: cpu}` runs it (the CPU kernels run RESIZE)."""
+    segmenter = _library_segmenter(tmp_path)
+
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = segmenter()
+
+        def forward(self, image):
+            logits = self.model(image)  # the user's line
+            return logits
+
+    torch_manual_seed()
+    _, u55 = u55_variant(Wrapper(), (1, 3, 256, 256), tmp_path / "case")
+    with pytest.raises(UserError) as caught:
+        check_npu_constraints(u55, "ethos-u55-128", where="seg-u55/vela")
+    lines = str(caught.value).splitlines()
+    assert lines[0] == ("seg-u55/vela: 1 operator(s) outside the ethos-u55-128 constraints of "
+                        "Vela (this target has no CPU fallback):")
+    assert lines[1].endswith("test_placement.py:"
+                             f"{_line_of('logits = self.model(image)  # the user')} (logits = "
+                             "self.model(image)  # the user's line): TOSA RESIZE on "
+                             "ethos-u55-128 must upscale both axes by a power of two 2..8; got "
+                             "16 to 256 and 16 to 256")
+    assert lines[2] == ("  Set `npu: {fallback: cpu}` on the target to run RESIZE on its CPU, "
+                        "or rewrite those lines with what the NPU takes (docs/operators.md) or "
+                        "pick an NPU that takes them")
+    assert len(lines) == 4 and lines[3].strip() == "(see docs/errors.md#npu-placement)"
+
+
+def test_cpu_fallback_is_not_suggested_where_the_cpu_kernels_cannot_run_it(tmp_path):
+    case = lower_case(nn.Conv2d(3, 4, 3), [(1, 3, 6, 6)], tmp_path, FP)
+    with pytest.raises(UserError, match=r"Rewrite those lines .* \(`npu: \{fallback: cpu\}` "
+                                        r"would not help: the CPU kernels do not run CONV2D "
+                                        r"of fp32"):
+        check_npu_constraints(case.tosa, "ethos-u55-128")
+
+
+def torch_manual_seed():
+    import torch
+
+    torch.manual_seed(0)
+
+
+def _line_of(text: str) -> int:
+    from pathlib import Path
+
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)

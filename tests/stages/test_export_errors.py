@@ -27,7 +27,7 @@ from pipeline.errors import ConfigError, StageError, UserError
 from pipeline.graph import timeout
 from pipeline.export.program import load_attr
 from pipeline.stages.export import export
-from tests.e2e.runner import doit, doit_argv
+from tests.e2e.runner import ROOT, doit, doit_argv
 
 pytestmark = pytest.mark.needs_torch
 
@@ -375,6 +375,112 @@ def test_exit_and_interrupt_from_the_model_file_are_its_errors(tmp_path, where, 
         _export(net, tmp_path, attr=attr, inputs=IMAGE)
 
 
+@pytest.mark.parametrize("where, code, message", [
+    ("import", "import os\nos._exit(0)\n", r"importing .*net.py must succeed; it called "
+     r"os._exit\(0\) at .*net.py:2 \(os._exit\(0\)\)\. Code that exits"),
+    ("factory", "def build():\n    from os import _exit\n    _exit(3)\n", r"build\(\) must "
+     r"build an nn.Module; it called os._exit\(3\) at .*net.py:\d+ \(_exit\(3\)\)"),
+    ("forward", "class Stop(TinyNet):\n    def forward(self, x):\n        import os\n"
+     "        os._exit(0)\n", r"torch.export must capture the model; it called os._exit\(0\) "
+     r"at .*net.py:\d+ \(os._exit\(0\)\)"),
+], ids=["import", "factory", "forward"])
+def test_os_exit_from_the_model_file_is_its_error_not_the_end_of_the_build(tmp_path, where,
+                                                                           code, message):
+    """os._exit(0) would end the build's process at once with status 0: a build that built
+    nothing and said nothing (issue 28 #9)."""
+    text = code + NET if where == "import" else NET + "\n\n" + code
+    net = _write(tmp_path, "net.py", text)
+    attr = {"import": "TinyNet", "factory": "build", "forward": "Stop"}[where]
+    with pytest.raises(StageError, match=message):
+        _export(net, tmp_path, attr=attr, inputs=IMAGE)
+    assert os._exit.__module__ == "posix"  # given back
+
+
+def test_os_exit_in_a_forked_child_still_ends_the_child(tmp_path):
+    """A DataLoader worker (a fork) ends with os._exit(): that one is not refused."""
+    body = """\
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 7
+        return torch.rand(1, 3, 8, 8),
+    """
+    net = _write(tmp_path, "net.py", NET)
+    data, name = _factory(tmp_path, "import os\n" + textwrap.dedent(body))
+    _export(net, tmp_path, input_factory=(data, name))
+    assert (tmp_path / "out" / "model.pt2").is_file()
+
+
+@pytest.mark.parametrize("returns, got", [
+    ("None", "got None$"),
+    ("3", "got int 3$"),
+    ("y, 0.5", r"got float 0.5 as output\[1\]$"),
+    ("()", r"got nothing \(an empty tuple\)$"),
+    ("{'logits': y, 'hidden': x}", r"got a dict \(output\['logits'\], output\['hidden'\]\)\. "
+     r"Return the tensors as a tuple in a fixed order instead, e\.g\. `return out\['logits'\], "
+     r"out\['hidden'\]`"),
+    ("y, {'aux': x}", r"got a dict \(output\[0\], output\[1\]\['aux'\]\)"),
+    ("y.sum().item()", r"got a Python \w+ computed in the graph \(\.item\(\), \.tolist\(\)\) at "
+     r".*net.py:\d+ \(return y.sum\(\).item\(\)\)$"),
+], ids=["none", "int", "float-in-tuple", "empty", "dict", "dict-in-tuple", "item"])
+def test_forward_returning_no_tensors_is_one_line(tmp_path, returns, got):
+    """forward() returning None, a number or a dict (Hugging Face's form) got an
+    AttributeError in the lowering or in verify (issue 28 #7, #8)."""
+    code = (f"\n\nclass Odd(TinyNet):\n    def forward(self, x):\n        y = super().forward(x)"
+            f"\n        y *= 2\n        return {returns}\n")
+    net = _write(tmp_path, "net.py", NET + code)
+    with pytest.raises(StageError, match=r"^m/export: forward\(\) must return a tensor, or a "
+                                         r"tuple or list of tensors; " + got):
+        _export(net, tmp_path, attr="Odd", inputs=IMAGE)
+    assert _no_outputs(tmp_path)
+
+
+def test_nested_tuples_and_lists_of_outputs_are_flattened(tmp_path):
+    """``return y, (a, [b])``: the later stages take (y, a, b), in that order."""
+    from pipeline.programs import load_program
+
+    code = ("\n\nclass Nested(TinyNet):\n    def forward(self, x):\n        y = super()."
+            "forward(x)\n        return y, (y + 1, [torch.relu(y)])\n")
+    net = _write(tmp_path, "net.py", NET + code)
+    _export(net, tmp_path, attr="Nested", inputs=IMAGE)
+    program = load_program(tmp_path / "out" / "model.pt2")
+    x = torch_rand(1, 3, 8, 8)
+    outputs = program.module()(x)
+    assert isinstance(outputs, tuple) and len(outputs) == 3
+    assert all(o.shape == (1, 4) for o in outputs)
+    assert (outputs[1] - outputs[0]).sub(1).abs().max() < 1e-5
+
+
+def torch_rand(*shape):
+    import torch
+
+    return torch.rand(*shape)
+
+
+def test_wrong_input_shape_prints_no_torch_log_before_the_message(tmp_path):
+    """torch's fake tensors log an E-level traceback of the shape mismatch; the stage's one
+    line says it (issue 28 #12). In a fresh Python, as a build meets it: torch sets its log
+    handlers up there for the first time."""
+    net = _write(tmp_path, "net.py", NET)
+    script = _write(tmp_path, "run.py", textwrap.dedent(f"""\
+        from pathlib import Path
+        from pipeline.errors import StageError
+        from pipeline.stages.export import export
+        try:
+            export(Path({str(net)!r}), "IdsIntoLinear", Path({str(tmp_path / "out")!r}),
+                   where="m/export", inputs=[{{"shape": [1, 13]}}], calibration_samples=2)
+        except StageError as exc:
+            print(exc)
+        """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stderr == ""
+    assert re.fullmatch(r"m/export: torch.export must capture the model; it raised "
+                        r"RuntimeError: .* at .*net.py:\d+ \(return torch.relu_\(self.fc\(ids\)\)\)\n",
+                        proc.stdout)
+
+
 def test_error_in_a_helper_module_names_the_helper_line(tmp_path):
     _write(tmp_path, "blocks.py", "import torch\n\nWIDTH = int('eight')\n")
     net = _write(tmp_path, "net.py", "from blocks import WIDTH\n" + NET)
@@ -652,7 +758,11 @@ def test_e2e_every_bad_case_fails_alone_with_its_message(fuzzed):
         assert re.search(message, output), message
     assert _left_in_work(project) == []
     for model in ("factory_raises", "junk_calibration", "exits", "interrupts"):
-        assert not (project / "build" / model).exists()
+        # --continue: the target's folder holds only the report marking the failed model.
+        folder = project / "build" / model
+        assert not (folder / model).exists()
+        failed = json.loads((folder / "report.json").read_text())["models"][model]["failed"]
+        assert failed["task"] == f"export:{model}" and failed["error"], failed
         assert not list((project / "build" / ".stages" / "export" / model).glob("*"))
 
 
@@ -744,3 +854,17 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
     assert err.strip().splitlines()[-1] == ("error: m/export: the build was interrupted "
                                             "(Ctrl-C) while the export stage ran")
     assert _left_in_work(project) == [] and _store_entries(project) == []
+
+
+def test_e2e_os_exit_0_at_import_fails_the_build_in_one_line(tmp_path):
+    """issue 28 #9: `doit build` exited 0, built nothing and printed nothing."""
+    project = _project(tmp_path, {"m": "source: models/net.py:TinyNet\n"
+                                       "inputs: [{shape: [1, 3, 8, 8]}]\n"},
+                       {"models/net.py": "import os\n\nos._exit(0)\n" + NET})
+    proc = _doit(project)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "Traceback" not in output
+    assert re.search(r"^m/export: importing .*net.py must succeed; it called os._exit\(0\) at "
+                     r".*net.py:3 \(os._exit\(0\)\)\. Code that exits", output, re.MULTILINE)
+    assert not (project / "build" / "m").exists()
