@@ -3,7 +3,7 @@
 
 Usage: .venv-litert/bin/python benchmarks/bench_vs_tflite.py [--targets targets.yaml]
        [--models cnn,ds_cnn] [--npus ethos-u55-128,ethos-u85-256] [--repeat N] [--keep DIR]
-       [--json FILE]
+       [--json FILE] [--ours-cycles benchmarks/zoo_cycles.json]
 
 The models are those of ``--targets`` (default: this project's targets.yaml; the zoo:
 models/zoo/targets.yaml), every one under ``models:`` or the ``--models`` named. Both flows
@@ -21,7 +21,8 @@ config and memory mode our targets use, and the rest of our Vela options.
 
 Prints a Markdown row per model and NPU (NPU cycles both sides, ours/theirs, % operators on the
 NPU each side, their layout, torch SQNR of both quantized programs) and per NPU the geomean of
-ours/theirs. Cycles are Vela's estimates: there is no Ethos-U hardware here.
+ours/theirs. Cycles are Vela's estimates: there is no Ethos-U hardware here. With
+``--ours-cycles`` our side is read from a recorded zoo build instead of built again.
 
 Needs `.venv-litert` (benchmarks/setup_litert.sh); started from another interpreter, the
 script re-runs itself there when it exists, else says what is missing and exits 2.

@@ -32,6 +32,10 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run both flows N times and keep each flow's fastest time; the "
                         "cycles must not change between runs (default 1)")
+    parser.add_argument("--ours-cycles", type=Path,
+                        help="take our NPU cycles from this file instead of building: a cycle "
+                        "baseline (benchmarks/zoo_cycles.json) or a bench_real_models.py --json "
+                        "run; a model it lacks is built")
     parser.add_argument("--keep", type=Path, help="keep the scratch folder (the .tflite files, "
                         "Vela's logs) here")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
@@ -60,7 +64,8 @@ def main(argv: list[str] | None = None, description: str = "") -> int:
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench-vs-tflite-"))
     scratch.mkdir(parents=True, exist_ok=True)
     try:
-        rows = _compare(entries, npus, scratch, max(1, args.repeat))
+        recorded = _recorded(args.ours_cycles) if args.ours_cycles else {}
+        rows = _compare(entries, npus, scratch, max(1, args.repeat), recorded)
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -75,7 +80,42 @@ def main(argv: list[str] | None = None, description: str = "") -> int:
     return 0
 
 
-def _compare(entries, npus, scratch: Path, repeat: int) -> list[dict]:
+def _recorded(path: Path) -> dict[str, dict[str, int]]:
+    """Model -> NPU -> our NPU cycles, from a cycle baseline or bench_real_models results."""
+    from benchmarks import zoo_cycles
+
+    data = json.loads(path.read_text())
+    return zoo_cycles.load(path)["cycles"] if "cycles" in data else zoo_cycles.measured(data)
+
+
+def _recorded_row(name: str, npu: str, cycles: int | None, t, layouts: dict) -> dict:
+    """A row whose our side is a recorded build (every operator on the NPU: a build that
+    leaves one on the CPU fails, so a recorded figure means 100%)."""
+    row = _row(name, npu, None, t, layouts)
+    row["ours"] = {"cycles_npu": cycles, "cycles_total": None,
+                   "npu_share": 1.0 if cycles is not None else None, "aot_s": None,
+                   "sqnr_torch_db": None, "verified": None, "recorded": True,
+                   "error": None if cycles is not None else "no recorded cycles"}
+    return row
+
+
+def _theirs_only(entry, model, npus, scratch: Path, recorded: dict) -> list[dict]:
+    """Their flow on the inputs our export stage would draw; our cycles as recorded."""
+    from benchmarks.vs_executorch.env import quiet
+    from benchmarks.vs_executorch.models import draw_inputs
+
+    from .theirs import run_theirs
+
+    print("ours: recorded; theirs#1 ", end="", flush=True)
+    with quiet():
+        example, calibration = draw_inputs(entry)
+        them, layouts = run_theirs(model, npus, example, calibration, [example],
+                                   scratch / entry.name / "theirs0")
+    return [_recorded_row(entry.name, npu, recorded[entry.name].get(npu), them[npu], layouts)
+            for npu in npus]
+
+
+def _compare(entries, npus, scratch: Path, repeat: int, recorded: dict) -> list[dict]:
     from benchmarks.vs_executorch.env import quiet
     from benchmarks.vs_executorch.models import load_model
     from benchmarks.vs_executorch.ours import run_ours
@@ -98,6 +138,11 @@ def _compare(entries, npus, scratch: Path, repeat: int) -> list[dict]:
             print(f"skipped: {entry.path.name}:{entry.attr} does not build: "
                   f"{type(exc).__name__}: {exc}")
             continue
+        if entry.name in recorded:
+            rows.extend(_theirs_only(entry, model, npus, scratch, recorded))
+            print("done", flush=True)
+            _print_rows_so_far(rows[-len(npus):])
+            continue
         ours = theirs = None
         for run in range(repeat):
             print(f"ours#{run + 1} ", end="", flush=True)
@@ -118,11 +163,15 @@ def _compare(entries, npus, scratch: Path, repeat: int) -> list[dict]:
         print("done", flush=True)
         for npu in npus:
             rows.append(_row(entry.name, npu, ours, theirs[npu], first_layouts))
-            r = rows[-1]
-            print(f"  {npu}: ours {_fmt(r['ours']['cycles_npu'])}, TFLite "
-                  f"{_fmt(r['theirs']['cycles_npu'])} ({r['theirs']['layout'] or '-'}), "
-                  f"ours/TFLite {_fmt(ratio(r), '.3f')}", flush=True)
+        _print_rows_so_far(rows[-len(npus):])
     return rows
+
+
+def _print_rows_so_far(rows: list[dict]) -> None:
+    for r in rows:
+        print(f"  {r['npu']}: ours {_fmt(r['ours']['cycles_npu'])}, TFLite "
+              f"{_fmt(r['theirs']['cycles_npu'])} ({r['theirs']['layout'] or '-'}), "
+              f"ours/TFLite {_fmt(ratio(r), '.3f')}", flush=True)
 
 
 def _keep_fastest(ours, mine, theirs: dict, them: dict, name: str) -> None:
@@ -148,9 +197,11 @@ def _keep_fastest(ours, mine, theirs: dict, them: dict, name: str) -> None:
 def _row(name: str, npu: str, ours, t, layouts: dict) -> dict:
     from benchmarks.vs_executorch.figures import npu_share
 
+    chosen = layouts.get(t.layout)
+    if ours is None:  # filled by _recorded_row
+        return {"model": name, "npu": npu, "ours": {}, "theirs": _their_cells(t, chosen)}
     figures = ours.figures.get(npu, {})
     error = ours.errors.get(npu) or ours.errors.get("shared")
-    chosen = layouts.get(t.layout)
     return {
         "model": name, "npu": npu,
         "ours": {"cycles_npu": figures.get("cycles_npu"),
@@ -159,15 +210,19 @@ def _row(name: str, npu: str, ours, t, layouts: dict) -> dict:
                  "aot_s": None if error else sum(ours.shared_s.values())
                  + ours.per_npu_s.get(npu, 0.0),
                  "sqnr_torch_db": ours.sqnr_torch, "verified": ours.verified, "error": error},
-        "theirs": {"cycles_npu": t.figures.get("cycles_npu"),
-                   "cycles_total": t.figures.get("cycles_total"),
-                   "npu_share": t.npu_share, "cpu_ops": t.cpu_ops, "layout": t.layout,
-                   "by_layout": t.by_layout, "aot_s": t.seconds,
-                   "sqnr_torch_db": chosen.sqnr_torch if chosen else None,
-                   "boundary_ops": chosen.boundary_ops if chosen else None,
-                   "op_types": sorted(set(chosen.op_types)) if chosen else [],
-                   "error": t.error},
+        "theirs": _their_cells(t, chosen),
     }
+
+
+def _their_cells(t, chosen) -> dict:
+    return {"cycles_npu": t.figures.get("cycles_npu"),
+            "cycles_total": t.figures.get("cycles_total"),
+            "npu_share": t.npu_share, "cpu_ops": t.cpu_ops, "layout": t.layout,
+            "cpu_op_types": t.cpu_op_types, "by_layout": t.by_layout, "aot_s": t.seconds,
+            "sqnr_torch_db": chosen.sqnr_torch if chosen else None,
+            "boundary_ops": chosen.boundary_ops if chosen else None,
+            "op_types": sorted(set(chosen.op_types)) if chosen else [],
+            "error": t.error}
 
 
 def _fmt(value, spec: str = ",.0f") -> str:
@@ -221,6 +276,9 @@ def print_table(rows: list[dict], npus) -> dict:
         for side in ("ours", "theirs"):
             if r[side]["error"]:
                 notes.append(f"{r['model']}/{r['npu']} {side}: {r[side]['error'][:200]}")
+        if r["theirs"]["cpu_ops"]:
+            notes.append(f"{r['model']}/{r['npu']} TFLite: Vela left "
+                         f"{', '.join(r['theirs']['cpu_op_types'])} on the CPU")
         for layout, v in r["theirs"]["by_layout"].items():
             if not isinstance(v, (int, float)) and v and "same graph" not in str(v):
                 notes.append(f"{r['model']}/{r['npu']} TFLite {layout}: {str(v)[:200]}")

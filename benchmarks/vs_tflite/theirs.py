@@ -17,6 +17,7 @@ runtime does too (from io_meta), so they are not counted as CPU operators (like
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 import time
@@ -26,6 +27,8 @@ from pathlib import Path
 from benchmarks.vs_executorch.env import quiet
 
 LAYOUTS = ("nchw", "nhwc")
+# Vela's line for each operator it leaves on the CPU.
+_CPU_OP = re.compile(r"^Warning \(supported operators\) operator: (\w+)", re.MULTILINE)
 
 
 @dataclass
@@ -48,6 +51,7 @@ class TheirsNpu:
     layout: str | None = None
     figures: dict = field(default_factory=dict)
     cpu_ops: int = 0  # operators Vela left on the CPU, boundary quantize/dequantize aside
+    cpu_op_types: list = field(default_factory=list)  # their types, as Vela names them
     npu_share: float | None = None
     by_layout: dict = field(default_factory=dict)  # layout -> NPU cycles or error
     seconds: float | None = None  # the kept layout's quantize + convert + this NPU's Vela
@@ -160,7 +164,9 @@ def vela_tflite(tflite: Path, npu: str, out_dir: Path) -> dict:
         if proc.returncode != 0 or not summaries:
             lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no output"]
             raise RuntimeError(f"vela exited {proc.returncode}: {lines[-1][:200]}")
-        return parse_figures(summaries[0], proc.stdout)
+        figures = parse_figures(summaries[0], proc.stdout)
+        figures["cpu_op_types"] = _CPU_OP.findall(proc.stdout)
+        return figures
 
 
 def run_theirs(model, npus, example: tuple, calibration: list, tests: list,
@@ -193,6 +199,7 @@ def run_theirs(model, npus, example: tuple, calibration: list, tests: list,
             res.error = "; ".join(f"{k}: {v}" for k, v in res.by_layout.items())
         else:
             _, res.layout, figures, res.cpu_ops, res.seconds = best
+            res.cpu_op_types = figures["cpu_op_types"]
             res.figures = {**sum_figures([figures]), "cycles_npu": figures["cycles_npu"]}
             total = figures["npu_operators"] + res.cpu_ops
             res.npu_share = figures["npu_operators"] / total if total else None

@@ -52,6 +52,7 @@ def _row(model: str, npu: str, ours: int, theirs: int | None, share: float = 1.0
     return {"model": model, "npu": npu,
             "ours": {"cycles_npu": ours, "npu_share": 1.0, "sqnr_torch_db": 40.0, "error": None},
             "theirs": {"cycles_npu": theirs, "npu_share": share, "layout": "nhwc",
+                       "cpu_ops": int(share < 1), "cpu_op_types": ["ADD"] if share < 1 else [],
                        "by_layout": {"nchw": theirs and theirs + 10, "nhwc": theirs},
                        "sqnr_torch_db": 39.0, "error": None if theirs else "boom"}}
 
@@ -65,8 +66,22 @@ def test_table_and_geomeans_per_npu(capsys):
     assert "| c | ethos-u55-128 | 50 | 100 | 0.50 | 100% / 90% | nhwc |" in out
     assert "| a | ethos-u55-128 | 110 | 100 | 40.0 / 39.0 |" in out
     assert "- d/ethos-u55-128 theirs: boom" in out
+    assert "- c/ethos-u55-128 TFLite: Vela left ADD on the CPU" in out
     u55 = summary["ethos-u55-128"]
     assert u55["rows"] == 3 and abs(u55["geomean"] - (0.8 * 1.25 * 0.5) ** (1 / 3)) < 1e-12
     assert u55["rows_all_theirs_on_npu"] == 2 and abs(u55["geomean_all_theirs_on_npu"] - 1) < 1e-12
     assert u55["worse_than_theirs"] == ["b (1.25)"]
     assert all(len(line) <= 120 for line in out.splitlines() if line.startswith("|"))
+
+
+def test_recorded_cycles_come_from_a_baseline_or_a_zoo_run(tmp_path):
+    """--ours-cycles: benchmarks/zoo_cycles.json's format, or bench_real_models.py --json's."""
+    import json
+
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"cycles": {"m5": {"ethos-u55-128": 7}}}))
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"m5": {"blocker": None, "vela": {"ethos-u85-256": {
+        "cycles_npu": 9}}}, "bert": {"blocker": "x", "vela": {}}}))
+    assert cli._recorded(baseline) == {"m5": {"ethos-u55-128": 7}}
+    assert cli._recorded(run) == {"m5": {"ethos-u85-256": 9}}
