@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
@@ -41,6 +42,10 @@ _ADDRESS_BITS = {"u55": 32, "u65": 40, "u85": 40}
 # not a power of two; its C++ core reads the value as a signed 32-bit int, so 2**31 becomes 0
 # and fails there ("CPU tensor alignment (0) must be a multiple of 16").
 ALIGNMENT_RANGE = (16, 2**30)
+# The values of each Vela option the search tries (docs/search.md says why these options and
+# no others: each changes only the schedule and the memory layout, never an operation).
+SEARCH_OPTIMISE = ("Performance", "Size")
+SEARCH_ALLOCATORS = ("HillClimb", "Greedy", "LinearAlloc")
 
 
 class NpuConfig(RuledModel):
@@ -68,6 +73,11 @@ class NpuConfig(RuledModel):
         fallback: ``cpu`` runs the operators the NPU cannot take on the target's CPU (the
             graph is split into NPU and CPU segments, ``ethosu/mixed.py``); None (the
             default) fails the build naming each such operator.
+        search: how many Vela option sets the vela stage compiles, keeping the one with the
+            fewest cycles (docs/search.md): ``off`` compiles once with the options above,
+            ``quick`` (the default) also tries the other ``optimise``, ``full`` every
+            ``optimise`` x ``tensor_allocator`` pair, with progress output. An option the
+            target sets is never varied.
     """
 
     config: Accelerator
@@ -81,6 +91,7 @@ class NpuConfig(RuledModel):
     tensor_allocator: Literal["LinearAlloc", "Greedy", "HillClimb"] = "HillClimb"
     cpu_tensor_alignment: int = 16
     fallback: Literal["cpu"] | None = None
+    search: Literal["off", "quick", "full"] = "quick"
 
     @property
     def family(self) -> str:
@@ -121,8 +132,28 @@ class NpuConfig(RuledModel):
             args.append("--separate-io-regions")
         return args
 
+    def searched(self) -> dict[str, tuple[str, ...]]:
+        """The Vela options the search varies, field -> the values tried (the target's own
+        first); empty with ``search: off``. A field the target sets is never varied."""
+        varied = {"optimise": SEARCH_OPTIMISE}
+        if self.search == "full":
+            varied["tensor_allocator"] = SEARCH_ALLOCATORS
+        if self.search == "off":
+            return {}
+        return {name: (getattr(self, name), *(v for v in values if v != getattr(self, name)))
+                for name, values in varied.items() if name not in self.model_fields_set}
+
+    def vela_candidates(self) -> list[list[str]]:
+        """Vela's argv options for each option set the search compiles, the target's own
+        (``vela_args()``) first."""
+        varied = self.searched()
+        sets = [dict(zip(varied, values)) for values in itertools.product(*varied.values())]
+        return [self.model_copy(update=change).vela_args() for change in sets] or [self.vela_args()]
+
     @classmethod
     def _fill_defaults(cls, data, context):
+        if data.get("search") is False:  # YAML 1.1 reads a bare ``off`` as false
+            data["search"] = "off"
         if "config_file" not in data and (ini := default_vela_ini()) is not None:
             data["config_file"] = str(ini)
         family = FAMILY_DEFAULTS.get(_family_or_none(data.get("config")))

@@ -42,7 +42,8 @@ def vela_command() -> list[str]:
 
 def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "",
              known: list | None = None, checked: bool = False,
-             memory_mode: Mapping[str, str] | None = None) -> dict[str, Path]:
+             memory_mode: Mapping[str, str] | None = None,
+             debug_db: Path | None = None) -> dict[str, Path]:
     """Compile ``tosa`` with Vela and collect its outputs.
 
     Args:
@@ -55,6 +56,8 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         checked: the caller checked placement already (the NPU segments of a mixed graph).
         memory_mode: the build's ``[Memory_Mode.*]`` section of vela.ini; given, the
             roofline of the compile is written to ``roofline.json``.
+        debug_db: where to keep Vela's debug database (the search compares the operations
+            of its candidates, ``search.py``); None: not kept.
 
     Returns:
         Output role -> path.
@@ -77,7 +80,7 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         # --enable-debug-db <network>_debug.xml (shapes, types, memories, weight bytes and the
         # TOSA operator of each NPU operation: the roofline's inputs). Neither changes the npz.
         command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
-                   *(["--enable-debug-db"] if memory_mode is not None else []),
+                   *(["--enable-debug-db"] if memory_mode is not None or debug_db else []),
                    "--output-dir", str(Path(tmp) / "out"), str(network)]
         proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -86,9 +89,9 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         npz = Path(tmp) / "out" / "model_vela.npz"
         summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
         per_layer = Path(tmp) / "out" / "model_per-layer.csv"
-        debug_db = Path(tmp) / "out" / "model_debug.xml"
+        debug_db_file = Path(tmp) / "out" / "model_debug.xml"
         if (not npz.is_file() or not summaries or not per_layer.is_file()
-                or (memory_mode is not None and not debug_db.is_file())):
+                or ((memory_mode is not None or debug_db) and not debug_db_file.is_file())):
             raise StageError(where, "vela must write model_vela.npz, a summary, per-layer "
                              "estimates (and, for the roofline, its debug database); got "
                              f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
@@ -103,10 +106,17 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         shutil.copyfile(summaries[0], outputs["summary"])
         if memory_mode is not None:
             outputs["roofline"] = out_dir / "roofline.json"
-            figures_of = roofline(debug_db, summaries[0], tosa, memory_mode)
+            figures_of = roofline(debug_db_file, summaries[0], tosa, memory_mode)
             outputs["roofline"].write_text(json.dumps(figures_of, indent=1, sort_keys=True))
+        if debug_db is not None:
+            shutil.copyfile(debug_db_file, debug_db)
     outputs["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
     return outputs
+
+
+def read_figures(path: Path) -> dict:
+    """A compile's ``figures.json``."""
+    return json.loads(path.read_text())
 
 
 def parse_figures(summary_csv: Path, stdout: str) -> dict:

@@ -224,18 +224,28 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
     name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
     if target.npu.fallback == "cpu":
-        mixed = _mixed(plan, build, name, lower, target.npu, npu)
+        mixed = _mixed(plan, build, name, lower, target.npu,
+                       {k: v for k, v in npu.items() if k != "search"})
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize, mixed=mixed)
     vela = plan.add(Invocation(
         "vela", name,
         inputs={"tosa": lower.outputs[f"tosa_{target.npu.variant}"],
                 "placement": lower.outputs["placement"], "vela_ini": target.npu.config_file},
         outputs=_outputs(build, "vela", name),
-        options={"npu": npu}, params={"vela_args": target.npu.vela_args()}))
+        options={"npu": npu, **_search_key(target.npu)},
+        params={"vela_args": target.npu.vela_args(),
+                "vela_candidates": target.npu.vela_candidates()}))
     package = plan.add(Invocation(
         "package", name, inputs={"npz": vela.outputs["npz"], "io": lower.outputs["io"]},
         outputs=_outputs(build, "package", name)))
     return ModelBuild(model_name, lower, verify, vela, package, quantize=quantize)
+
+
+def _search_key(npu) -> dict:
+    """What the Vela option search varies (part of the vela stage's key: a target that sets
+    ``optimise`` searches less than one that leaves it to the search)."""
+    searched = npu.searched()
+    return {"searched": {name: list(values) for name, values in searched.items()}} if searched else {}
 
 
 def _mixed(plan: Plan, build: Path, name: str, lower: Invocation, npu, options: dict

@@ -1,5 +1,6 @@
 """Vela stage: a TOSA flatbuffer compiled for one Ethos-U configuration, after the NPU's
-placement rules are checked (``pipeline/ethosu/``)."""
+placement rules are checked (``pipeline/ethosu/``); with ``npu.search`` on, compiled with
+each candidate set of Vela options and the fastest kept (``pipeline/ethosu/search.py``)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,25 @@ def known(placement, accelerator: str) -> list:
 
 
 def run(i: dict, o: dict, options: dict, params: dict, where: str) -> None:
+    import json
+
     from pipeline.config.vela_ini import read_vela_ini
+    from pipeline.ethosu.search import search_vela
     from pipeline.ethosu.vela import run_vela
 
     memory_mode = read_vela_ini(i["vela_ini"]).memory_modes[options["npu"]["memory_mode"]]
-    run_vela(i["tosa"], o["npz"].parent, params["vela_args"], where=where,
-             known=known(i["placement"], options["npu"]["config"]), memory_mode=memory_mode)
+    verdicts = known(i["placement"], options["npu"]["config"])
+    candidates = params.get("vela_candidates") or [params["vela_args"]]
+    if len(candidates) == 1:
+        run_vela(i["tosa"], o["npz"].parent, candidates[0], where=where, known=verdicts,
+                 memory_mode=memory_mode)
+        return
+    effort = options["npu"]["search"]
+    record = search_vela(i["tosa"], o["npz"].parent, candidates, effort=effort, where=where,
+                         known=verdicts, memory_mode=memory_mode, progress=effort == "full")
+    figures = json.loads(o["figures"].read_text())
+    figures["search"] = record
+    o["figures"].write_text(json.dumps(figures, indent=2, sort_keys=True))
 
 
 def check(i: dict, o: dict) -> str | None:

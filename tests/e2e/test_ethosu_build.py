@@ -58,6 +58,10 @@ def test_cold_build_writes_artifacts_and_report(project):
         assert entry["verify"]["passed"] is True
         assert entry["vela"]["npu_op_share"] == 1.0
         assert entry["vela"]["cycles_total"] > 0
+        # The default Vela option search: both --optimise, the fewer cycles kept.
+        search = entry["vela"]["search"]
+        assert [c["options"]["optimise"] for c in search["candidates"]] == ["Performance", "Size"]
+        assert entry["vela"]["cycles_total"] == min(c["cycles_total"] for c in search["candidates"])
         blocks = read_artifact((folder / model / "model.bin").read_bytes())
         # Linux direct drive: COP2 command stream, IO in their own regions (3 and 4).
         assert blocks["cmd_data"][:4] == b"COP2"

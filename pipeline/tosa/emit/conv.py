@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch import fx
 
-from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
+from pipeline.tosa.emit import common as emit
 from pipeline.tosa.quant_math import QParams
 
 ACC_TYPES = {"int8": "int32", "int16": "int48", "fp32": "fp32"}
@@ -84,6 +84,57 @@ def conv_geometry(
     return Conv2dGeometry(
         tuple(stride), (top, bottom, left, right), tuple(dilation), (crop_h, crop_w)
     )
+
+
+def _live_taps(size: int, kernel: int, stride: int, before: int, dilation: int,
+               outputs: int) -> tuple[int, int]:
+    """The first and last kernel taps along one axis that read the input (not padding) for
+    at least one of ``outputs`` output positions; ``(0, -1)`` when none does."""
+    live = [k for k in range(kernel)
+            if any(0 <= o * stride - before + k * dilation < size for o in range(outputs))]
+    return (live[0], live[-1]) if live else (0, -1)
+
+
+def drop_padding_taps(value: torch.Tensor, geometry: Conv2dGeometry, in_hw
+                      ) -> tuple[torch.Tensor, Conv2dGeometry]:
+    """The same convolution without the kernel rows and columns that only ever read padding.
+
+    A tap that reads padding for every output adds ``(x_zp - x_zp) * w = 0`` (float: ``0 * w``),
+    so dropping it and taking as much off the padding on its side changes no output bit: the
+    output size, the other taps' reads, the bias and the scales stay as they were. A dilated
+    3x3 convolution whose dilation reaches past its input map (DeepLabV3's ASPP: dilation 12,
+    24, 36 on an 8x8 map) becomes a 1x1 convolution of its centre tap. Only whole leading or
+    trailing rows/columns go (the live taps are a contiguous range), and only where the
+    leading padding left stays >= 0; trailing input rows that no output reads any more (a
+    stride's remainder) are cropped, as ``conv_geometry`` crops them.
+
+    Args:
+        value: OIHW weights.
+        geometry: the TOSA geometry of the convolution (``conv_geometry``).
+        in_hw: the input's (height, width) before ``geometry.crop``.
+    """
+    pads, dilation, kernel = list(geometry.pad), list(geometry.dilation), list(value.shape[2:])
+    crop = list(geometry.crop)
+    for axis in range(2):
+        size = in_hw[axis] - geometry.crop[axis]
+        before, after = pads[2 * axis], pads[2 * axis + 1]
+        d, k, s = dilation[axis], kernel[axis], geometry.stride[axis]
+        outputs = (size + before + after - d * (k - 1) - 1) // s + 1
+        first, last = _live_taps(size, k, s, before, d, outputs)
+        if last < first or (first, last) == (0, k - 1):
+            continue  # nothing to drop (or no tap ever reads data: kept as it is)
+        new_before, new_after = before - first * d, after - (k - 1 - last) * d
+        if new_before < 0 or size + min(new_after, 0) < 1:
+            continue
+        value = value.narrow(2 + axis, first, last - first + 1)
+        pads[2 * axis], pads[2 * axis + 1] = new_before, max(new_after, 0)
+        crop[axis] += max(-new_after, 0)  # trailing input rows no output reads any more
+        kernel[axis] = last - first + 1
+        if kernel[axis] == 1:
+            dilation[axis] = 1
+    if tuple(pads) == geometry.pad and tuple(crop) == geometry.crop:
+        return value, geometry
+    return value, Conv2dGeometry(geometry.stride, tuple(pads), tuple(dilation), tuple(crop))
 
 
 def emit_conv2d(

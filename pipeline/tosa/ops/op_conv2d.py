@@ -5,7 +5,9 @@ DEPTHWISE_CONV2D (+ per-channel RESCALE when quantized); see ``conv.emit_conv``.
 multiplier M = out / in) a DEPTHWISE_CONV2D with HWCM weights. Other group counts split into
 one CONV2D per group on a channel SLICE of the input, joined by a CONCAT of the groups'
 outputs (all rescaled to the node's one quantization, so the CONCAT moves data only).
-Dilation is TOSA's own.
+Dilation is TOSA's own. Kernel rows and columns that only ever read padding are dropped
+(``conv.drop_padding_taps``: exact; a dilation reaching past the map leaves a 1x1
+convolution of the centre tap).
 
 Padding is torch's ``padding`` plus any ``meta["extra_pad"]`` (top, bottom, left, right) that
 ``fold_pad_pass`` moved here from a preceding constant-zero ``aten.pad``.
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 from torch import fx
 
-from pipeline.tosa.context import LoweringContext, torch_shape
-from pipeline.tosa.emit.conv import conv_geometry, emit_conv
 from pipeline.fx import pair
 from pipeline.quant.rules import weighted
-from pipeline.tosa.registry import Operator, U55_U65, lowers
+from pipeline.tosa.context import LoweringContext, torch_shape
+from pipeline.tosa.emit.conv import conv_geometry, drop_padding_taps, emit_conv
+from pipeline.tosa.registry import U55_U65, Operator, lowers
 
 
 def conv_arguments(node: fx.Node) -> tuple:
@@ -46,6 +48,7 @@ def visit_conv2d(node: fx.Node, ctx: LoweringContext) -> None:
         pair(dilation),
         node.meta.get("extra_pad", (0, 0, 0, 0)),
     )
+    value, geometry = drop_padding_taps(value, geometry, torch_shape(x)[2:])
     emit_conv(ctx, node, ctx.tensor(x), weight, value, bias, geometry, groups, ctx.define(node))
 
 

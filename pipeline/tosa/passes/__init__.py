@@ -26,6 +26,7 @@ from pipeline.tosa.passes import (
     replace_int_ops_pass,
     replace_scatter_pass,
     split_bilinear_resize_pass,
+    split_conv_outputs_pass,
     split_global_pool_pass,
     split_permutes_pass,
     split_transpose_conv_pass,
@@ -97,6 +98,14 @@ PASSES: tuple[Pass, ...] = (
         "tosa",
         remove_reshape_chains_pass.run,
         "after remove_dead_operators; visitors emit local reshapes that chain across layers.",
+    ),
+    Pass(
+        "split_conv_outputs",
+        "tosa",
+        split_conv_outputs_pass.run,
+        "after remove_reshape_chains, which leaves one RESHAPE between a convolution's "
+        "RESCALE and the SLICEs of its channels; it merges the RESHAPE each slice becomes "
+        "with the next itself.",
     ),
     Pass(
         "fuse_transposes",

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.tosa.lowering_cases import A16W8, FP, INT8, run_case
+from tests.tosa.lowering_cases import A16W8, FP, INT8, lower_case, run_case
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref]
 
@@ -122,7 +122,14 @@ DILATED = [
     pytest.param(dilated(8, 8, 3, 3, 3, groups=8), (1, 8, 10, 10), id="depthwise_d3"),
     pytest.param(dilated(4, 8, (4, 3), "same", (1, 3)), (1, 4, 9, 10), id="same_even_kernel"),
     pytest.param(dilated(4, 8, 3, "valid", 1), (1, 4, 9, 10), id="valid"),
+    # Dilations reaching past the map: the taps that only read padding are dropped
+    # (conv.drop_padding_taps); test_padding_taps_are_dropped checks the kernels left.
+    pytest.param(dilated(4, 8, 3, 9, 9), (1, 4, 8, 12), id="past_the_rows_d9"),
+    pytest.param(dilated(4, 8, 3, 12, 12, stride=2), (1, 4, 8, 8), id="past_the_map_s2"),
+    pytest.param(dilated(8, 8, 5, 8, 4, groups=8), (1, 8, 8, 8), id="depthwise_5x5_d4"),
 ]
+# Kernel (rows, columns) left of each case above that drops taps.
+KEPT_TAPS = {"past_the_rows_d9": (1, 3), "past_the_map_s2": (1, 1), "depthwise_5x5_d4": (3, 3)}
 
 
 @pytest.mark.parametrize("dtype", [INT8, A16W8, FP])
@@ -131,4 +138,22 @@ def test_dilated_and_string_padded_conv2d_match_torch(module, shape, dtype, tmp_
     """TOSA's own dilation; padding="same" pads d * (k - 1), the odd one after (torch's rule)."""
     case, report = run_case(module, [shape], tmp_path, dtype)
     assert report["passed"]
-    assert case.ops()[0] in ("CONV2D", "DEPTHWISE_CONV2D") and "PAD" not in case.ops()
+    ops = [op for op in case.ops() if op != "SLICE"]  # past_the_map_s2 crops a row no output reads
+    assert ops[0] in ("CONV2D", "DEPTHWISE_CONV2D") and "PAD" not in ops
+
+
+@pytest.mark.parametrize("module, shape", [p for p in DILATED if p.id in KEPT_TAPS],
+                         ids=sorted(KEPT_TAPS, key=[p.id for p in DILATED].index))
+def test_padding_taps_are_dropped(module, shape, tmp_path):
+    """A dilated kernel's rows and columns that read only padding are not in the graph."""
+    from pipeline.tosa.flatbuffer import read_block
+
+    case = lower_case(module, [shape], tmp_path)
+    block = read_block(case.tosa)
+    (conv,) = [op for op in block.resolved() if op.op in ("CONV2D", "DEPTHWISE_CONV2D")]
+    weights = conv.inputs[1].shape  # OHWI (CONV2D) or HWCM (DEPTHWISE_CONV2D)
+    kept = tuple(weights[1:3]) if conv.op == "CONV2D" else tuple(weights[:2])
+    expected = KEPT_TAPS[next(p.id for p in DILATED if p.values[0] is module)]
+    assert kept == expected
+    if expected == (1, 1):
+        assert conv.attrs["dilation"] == [1, 1]
