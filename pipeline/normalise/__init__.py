@@ -30,6 +30,7 @@ from torch.export.graph_signature import TensorArgument
 
 from pipeline.normalise.constants import constant_values, fold_constants, foldable
 from pipeline.normalise.indexing import needs_rewrite, rewrite_indexing
+from pipeline.normalise.local import decompose_locally
 from pipeline.normalise.mutations import drop_input_mutations, mutates_inputs
 from pipeline.normalise.promotion import promote_operands, promotions
 from pipeline.normalise.rewrites import (
@@ -75,7 +76,10 @@ def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProg
     operators ``lowered`` as they are (``pipeline.tosa.registry.lowered_targets()``)."""
     if is_normal(program, lowered):
         return program
-    program = program.run_decompositions(decomposition_table(lowered))
+    table = decomposition_table(lowered)
+    # The few kinds real models need are rewritten in place (local.py); else torch re-traces.
+    local = None if mutates_inputs(program) else decompose_locally(program, table, lowered)
+    program = program.run_decompositions(table) if local is None else local
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
     remove_noops(gm)
