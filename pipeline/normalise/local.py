@@ -48,6 +48,7 @@ aten = torch.ops.aten
 
 _BATCH_NORM = aten.batch_norm.default
 _DROPOUT = aten.dropout.default
+_DROPOUT_INPLACE = aten.dropout_.default
 _FLATTEN = aten.flatten.using_ints
 _SAME = "the input itself"
 # Functional counterparts that are composite themselves, as torch's own kernel writes them.
@@ -151,6 +152,8 @@ def _node_form(node: fx.Node, table: dict, lowered: frozenset[str]):
         return (aten.clone.default, lambda a: (a[0],))
     if target is _FLATTEN:
         return _flatten_form(node)
+    if target is _DROPOUT_INPLACE:  # eval: the value itself, no node
+        return (_SAME, lambda a: a[0]) if args[2] is False and not node.kwargs else None
     if target._schema.is_mutable:
         functional = _functional(target)
         if functional is None:
@@ -187,8 +190,8 @@ def _plan(program: ExportedProgram, table: dict, lowered: frozenset[str]) -> dic
             return None
         if form:
             plan[node] = form
-            if node.target._schema.is_mutable:
-                inplace[node] = True
+            if node.target._schema.is_mutable and node.target is not _DROPOUT_INPLACE:
+                inplace[node] = True  # (an eval-mode dropout_ writes nothing)
     if not _unaliased(program.graph, inplace):
         return None
     return plan
@@ -207,6 +210,8 @@ def _unaliased(graph: fx.Graph, inplace: dict) -> bool:
                 if user in inplace and user.args[0] is member:
                     if any(a is member for a in (*user.args[1:], *user.kwargs.values())):
                         return False  # x.add_(x): reads what it writes
+                    continue
+                if user in inplace:  # y.add_(x) only reads x
                     continue
                 if user.op == "output" or (user.op == "call_function" and _fresh(user.target)):
                     continue
@@ -269,20 +274,35 @@ def _rewrite(graph: fx.Graph, plan: dict) -> None:
 
 def _renamed(graph: fx.Graph, owner: fx.GraphModule) -> fx.Graph:
     """``graph`` with its call nodes named afresh in graph order, by their operator, as a
-    re-trace names them (``relu_`` -> ``relu``, the second ``relu`` -> ``relu_1``);
-    placeholders keep their names."""
+    re-trace names them (``relu_`` -> ``relu``, the second ``relu`` -> ``relu_1``; an operator
+    with n outputs takes n ``getitem`` names, its unused outputs' included); placeholders keep
+    their names."""
+    names = fx.graph._Namespace()
+    outputs: dict[fx.Node, list[str]] = {}
     new = fx.Graph(owning_module=owner, tracer_cls=graph._tracer_cls)
     new._codegen = graph._codegen
     env: dict[fx.Node, fx.Node] = {}
     for node in graph.nodes:
-        name = node.name
-        if node.op == "call_function":
+        if node.op == "call_function" and node.target is operator.getitem \
+                and node.args[0] in outputs:
+            name = outputs[node.args[0]][node.args[1]]
+        elif node.op == "call_function":
             packet = getattr(node.target, "overloadpacket", None)
-            name = packet.__name__ if packet is not None else new._target_to_str(node.target)
+            name = names.create_name(
+                packet.__name__ if packet is not None else new._target_to_str(node.target),
+                None)
+        else:  # placeholders and the output keep their names
+            name = node.name
+            names.create_name(name, None)
+        val = node.meta.get("val")
+        if node.op == "call_function" and isinstance(val, (tuple, list)):
+            outputs[node] = [names.create_name("getitem", None) for _ in val]
         copy = new.create_node(node.op, node.target,
                                fx.node.map_arg(node.args, env.__getitem__),
                                fx.node.map_arg(node.kwargs, env.__getitem__),
                                name=name, type_expr=node.type)
+        if copy.name != name:  # a placeholder FX would rename (``input``): keep the program's
+            copy.name = name
         copy.meta = node.meta
         if node.op == "call_function":  # as re-traced: values that need no gradient
             _no_grad_value(copy)
