@@ -8,7 +8,9 @@ lowering expect, for every program and both profiles, right after export.
    softmax, layer_norm, ... in primitives that quantize well). Operators with a visitor are
    kept as they are (``decomposition_table``). A write into a forward() argument
    (``x += y``) keeps its value but not the write-back into the caller's tensor
-   (``mutations.py``).
+   (``mutations.py``). What real models usually need (inference batch_norm, eval dropout,
+   flatten, in-place operators on unaliased intermediates) is rewritten in the graph the same
+   way without re-tracing the program (``local.py``); anything else re-traces.
 2. No-ops out: clones, aliases, eval-mode dropout, dtype assertions and same-type casts
    (``view`` becomes ``reshape``, which needs no contiguous input); a max pool whose indices
    nothing reads becomes the plain max pool.
