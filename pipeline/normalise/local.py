@@ -167,6 +167,9 @@ def _node_form(node: fx.Node, table: dict, lowered: frozenset[str]):
         if needs_decomposition(probe, table, lowered) or _retraced_anyway(functional):
             return None
         return (functional, form)
+    keeps = getattr(table[target], "keeps", None) if target in table else None  # ours,
+    if keeps is not None and keeps(node):  # returning NotImplemented for this call
+        return ()
     if needs_decomposition(node, table, lowered) or _retraced_anyway(target):
         return None
     return ()

@@ -17,13 +17,14 @@ pytestmark = pytest.mark.needs_torch
 
 
 class UserBlock(nn.Module):
-    """A residual block as users write it: BatchNorm, ``x.relu_()``, ``out += identity``,
-    ``ReLU6(inplace=True)``, ``F.relu6(inplace=True)``, ``mul_``, dropout and a flatten."""
+    """A residual block as users write it: a zero pad, BatchNorm, ``x.relu_()``,
+    ``out += identity``, ``ReLU6(inplace=True)``, ``F.relu6(inplace=True)``, ``mul_``, dropout
+    and a flatten."""
 
     def __init__(self):
         super().__init__()
         torch.manual_seed(0)
-        self.conv1 = nn.Conv2d(4, 8, 3, padding=1, bias=False)
+        self.conv1 = nn.Conv2d(4, 8, 3, bias=False)
         self.bn1 = nn.BatchNorm2d(8)
         self.conv2 = nn.Conv2d(8, 4, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(4)
@@ -36,7 +37,7 @@ class UserBlock(nn.Module):
 
     def forward(self, x):
         identity = x
-        out = self.bn1(self.conv1(x))
+        out = self.bn1(self.conv1(F.pad(x, (1, 1, 1, 1))))
         out.relu_()
         out = self.bn2(self.conv2(out))
         out += identity
