@@ -216,6 +216,9 @@ def _unaliased(graph: fx.Graph, inplace: dict) -> bool:
                     continue
                 if user in inplace:  # y.add_(x) only reads x
                     continue
+                if user.target is _DROPOUT_INPLACE and not any(
+                        other.args[0] is member for other in inplace):
+                    continue  # an eval dropout_ aliases the value, which is written no more
                 if user.op == "output" or (user.op == "call_function" and _fresh(user.target)):
                     continue
                 return False
