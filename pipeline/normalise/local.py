@@ -182,6 +182,9 @@ def _plan(program: ExportedProgram, table: dict, lowered: frozenset[str]) -> dic
     signature = program.graph_signature
     if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
         return None
+    placeholders = [n.name for n in program.graph.nodes if n.op == "placeholder"]
+    if placeholders != [getattr(spec.arg, "name", None) for spec in signature.input_specs]:
+        return None  # a deep copy FX renamed (``input`` -> ``input_1``): the re-trace copes
     plan, inplace = {}, {}
     for node in program.graph.nodes:
         if node.op in ("placeholder", "output"):
@@ -340,6 +343,9 @@ def decompose_locally(program: ExportedProgram, table: dict,
     copies: dict[fx.Node, fx.Node] = {}
     value, output = graph.graph_copy(gm.graph, copies, return_output_node=True)
     graph.output(value).meta = copy.copy(output.meta)
+    for old, new in copies.items():  # FX renames a placeholder named like a builtin (input)
+        if new.name != old.name:
+            new.name = old.name
     _rewrite(graph, {copies[node]: new for node, new in plan.items()})
     module = fx.GraphModule(gm, _renamed(graph, gm))
     module.meta.update(gm.meta)

@@ -2,12 +2,15 @@
 same program as torch's re-trace, node for node and byte for byte once saved, and the re-trace
 whenever a write may reach an alias."""
 
+import copy
+
 import pytest
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 import pipeline.normalise as normalisation
+from pipeline.chain.run import copied
 from pipeline.normalise import decomposition_table
 from pipeline.normalise.local import decompose_locally
 from pipeline.programs import save_program
@@ -113,14 +116,12 @@ def saved(program, folder) -> bytes:
 
 def normalised(program, local: bool):
     """normalise() of a copy of ``program``, with the in-graph rewrite or without it."""
-    import copy
-
     if local:
-        return normalisation.normalise(copy.deepcopy(program), lowered_targets())
+        return normalisation.normalise(copied(program), lowered_targets())
     original = normalisation.decompose_locally
     normalisation.decompose_locally = lambda *args: None
     try:
-        return normalisation.normalise(copy.deepcopy(program), lowered_targets())
+        return normalisation.normalise(copied(program), lowered_targets())
     finally:
         normalisation.decompose_locally = original
 
@@ -172,3 +173,32 @@ def test_training_mode_batchnorm_is_retraced():
     program = torch.export.export(model, (torch.randn(2, 3, 4, 4),))
     lowered = lowered_targets()
     assert decompose_locally(program, decomposition_table(lowered), lowered) is None
+
+
+class NamedInput(nn.Module):
+    """A forward() argument named like a Python builtin, which FX renames in a copy."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(6, 4)
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, input):
+        return self.bn(self.fc(input)).relu_()
+
+
+def test_argument_named_input_keeps_its_name(tmp_path):
+    x = torch.randn(2, 6)
+    program = exported(NamedInput(), x)
+    lowered = lowered_targets()
+    table = decomposition_table(lowered)
+    local = decompose_locally(program, table, lowered)
+    assert local is not None
+    retraced = program.run_decompositions(table)
+    assert nodes(local) == nodes(retraced)
+    assert saved(local, tmp_path / "local") == saved(retraced, tmp_path / "retraced")
+    fast = normalised(program, True)
+    assert torch.equal(fast.module()(x), normalised(program, False).module()(x))
+    # a deep copy whose placeholder FX renamed: the re-trace's, which copes with it
+    assert decompose_locally(copy.deepcopy(program), table, lowered) is None
