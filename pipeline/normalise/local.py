@@ -1,4 +1,4 @@
-"""The decompositions real models need, done in place in the graph instead of by re-tracing it.
+"""The decompositions real models need, done in the graph instead of by re-tracing it.
 
 ``program.run_decompositions(table)`` re-traces the whole program (about 0.6 s, plus the cost
 of every node: for MobileNetV2 as long as ``torch.export`` itself) whenever one node needs a
@@ -7,22 +7,33 @@ rewritten here as the re-trace rewrites it:
 
 - ``aten.batch_norm`` in inference (``training=False``, running statistics given):
   ``_native_batch_norm_legit_no_training`` and the ``getitem`` of its output;
-- eval-mode ``aten.dropout`` (``train=False``): ``clone`` (a no-op, removed later);
+- eval-mode ``aten.dropout``: ``clone`` (a no-op, removed later); eval-mode ``dropout_``:
+  nothing (its input is its value);
+- ``flatten`` of a contiguous tensor: a ``view`` to the output shape (nothing when that is the
+  input's shape), as its composite kernel writes it;
 - in-place operators on an intermediate value (``x.relu_()``, ``out += identity``,
   ``nn.ReLU6(inplace=True)``): their functional counterpart (the schema's name without the
   trailing underscore, same overload and arguments), every later use reading its result; one
-  whose counterpart is itself composite is written as torch writes it (``relu6``:
-  ``hardtanh(x, 0, 6)``).
+  whose counterpart is itself composite is written as torch's kernel writes it (``relu6``:
+  ``hardtanh(x, 0, 6)``);
+- a call our table's function returns NotImplemented for (``keeps``: a constant ``pad``) is
+  kept, as the re-trace keeps it.
 
-An in-place operator is rewritten here only when what it writes is an intermediate made by an
-operator that returns a new tensor (not a view), and no node anywhere takes a view or alias of
-it: the value then has one reader order, the graph's. Anything else (a write into a view, into
-an argument or buffer, another operator to decompose, a training-mode BatchNorm) leaves the
-program untouched and ``decompose_locally`` returns False: the caller re-traces as before.
+Every other node must be one the re-trace keeps as it is: an operator with a kernel of its own
+or a composite torch.export preserves (``_is_preservable_cia_op``: functional, no alias), not
+in the table. An in-place operator is rewritten here only when what it writes is an
+intermediate made by an operator that returns a new tensor (not a view), and only pure
+operators read it (no view or alias of it anywhere): the value then has one reader order, the
+graph's. Anything else (a write into a view, an argument or a buffer, another operator to
+decompose, a training-mode BatchNorm, a higher-order operator) leaves the program as it is and
+``decompose_locally`` returns None: the caller re-traces as before.
 
-The new nodes get what the re-trace gives them: the old node's stack trace, module stack and
-``torch_fn``, a ``val`` computed by the new operator on the fake inputs, and the program's nodes
-are named afresh in graph order as the re-trace names them (``relu_`` -> ``relu``).
+The result is the re-trace's program: the new nodes keep the old node's stack trace, module
+stack and ``torch_fn`` and get a ``val`` computed by the new operator on the fake inputs; every
+call node is named afresh in graph order as the re-trace names it (``relu_`` -> ``relu``; an
+operator of n outputs uses n ``getitem`` names); values carry no gradient; the program has the
+ATen dialect's verifier and its module call graph updated. Saved, it is the re-trace's
+``model.pt2`` byte for byte (``tests/normalise/test_local.py``).
 """
 
 from __future__ import annotations
