@@ -153,18 +153,19 @@ def _node_form(node: fx.Node, table: dict, lowered: frozenset[str]):
     if not isinstance(target, torch._ops.OpOverload):
         return None  # a higher-order operator, a Python function: re-traced
     if target is _BATCH_NORM:
-        if args[5] is not False or args[3] is None or args[4] is None or node.kwargs:
+        if len(args) != 9 or node.kwargs or args[5] is not False or None in args[3:5]:
             return None
         return (aten._native_batch_norm_legit_no_training.default,
                 lambda a: (*a[:5], a[6], a[7]))
     if target is _DROPOUT:
-        if args[2] is not False or node.kwargs:
+        if len(args) != 3 or node.kwargs or args[2] is not False:
             return None
         return (aten.clone.default, lambda a: (a[0],))
     if target is _FLATTEN:
         return _flatten_form(node)
     if target is _DROPOUT_INPLACE:  # eval: the value itself, no node
-        return (_SAME, lambda a: a[0]) if args[2] is False and not node.kwargs else None
+        eval_mode = len(args) == 3 and not node.kwargs and args[2] is False
+        return (_SAME, lambda a: a[0]) if eval_mode else None
     if target._schema.is_mutable:
         functional = _functional(target)
         if functional is None:
