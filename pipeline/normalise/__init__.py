@@ -8,7 +8,9 @@ lowering expect, for every program and both profiles, right after export.
    softmax, layer_norm, ... in primitives that quantize well). Operators with a visitor are
    kept as they are (``decomposition_table``). A write into a forward() argument
    (``x += y``) keeps its value but not the write-back into the caller's tensor
-   (``mutations.py``).
+   (``mutations.py``). What real models usually need (inference batch_norm, eval dropout,
+   flatten, in-place operators on unaliased intermediates) is rewritten in the graph the same
+   way without re-tracing the program (``local.py``); anything else re-traces.
 2. No-ops out: clones, aliases, eval-mode dropout, dtype assertions and same-type casts
    (``view`` becomes ``reshape``, which needs no contiguous input); a max pool whose indices
    nothing reads becomes the plain max pool.
@@ -30,6 +32,7 @@ from torch.export.graph_signature import TensorArgument
 
 from pipeline.normalise.constants import constant_values, fold_constants, foldable
 from pipeline.normalise.indexing import needs_rewrite, rewrite_indexing
+from pipeline.normalise.local import decompose_locally
 from pipeline.normalise.mutations import drop_input_mutations, mutates_inputs
 from pipeline.normalise.promotion import promote_operands, promotions
 from pipeline.normalise.rewrites import (
@@ -75,7 +78,10 @@ def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProg
     operators ``lowered`` as they are (``pipeline.tosa.registry.lowered_targets()``)."""
     if is_normal(program, lowered):
         return program
-    program = program.run_decompositions(decomposition_table(lowered))
+    table = decomposition_table(lowered)
+    # The few kinds real models need are rewritten in place (local.py); else torch re-traces.
+    local = None if mutates_inputs(program) else decompose_locally(program, table, lowered)
+    program = program.run_decompositions(table) if local is None else local
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
     remove_noops(gm)

@@ -45,4 +45,13 @@ def pad(x: torch.Tensor, pad: list[int], mode: str = "constant", value=None) -> 
     return x
 
 
+def _constant(node) -> bool:
+    mode = node.args[2] if len(node.args) > 2 else node.kwargs.get("mode", "constant")
+    return mode == "constant"
+
+
+# The calls ``pad`` returns NotImplemented for: a re-trace keeps them as they are, and so does
+# normalisation's rewrite without one (local.py).
+pad.keeps = _constant
+
 DECOMPOSITIONS = {aten.pad.default: pad}
