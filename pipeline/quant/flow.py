@@ -14,6 +14,7 @@ from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
+from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
 from pipeline.quant.quantizer import EthosUQuantizer
@@ -216,12 +217,8 @@ def _with_biases(converted: torch.fx.GraphModule, biases: dict):
     return run
 
 
-# Layers whose bias is their third argument (pipeline/quant/layers.py finds only these).
-_BIAS_AT_2 = frozenset({
-    "aten.conv1d.default", "aten.conv1d.padding", "aten.conv2d.default", "aten.conv2d.padding",
-    "aten.conv3d.default", "aten.conv3d.padding", "aten.linear.default",
-    "aten.conv_transpose1d.default", "aten.conv_transpose2d.input",
-})
+# Layers whose bias is their third argument: those pipeline/quant/layers.py finds.
+_BIAS_AT_2 = frozenset({*CONVOLUTIONS, LINEAR})
 
 
 def _outputs(fn, samples: Sequence[tuple]) -> list[list]:

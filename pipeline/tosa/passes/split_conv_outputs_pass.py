@@ -11,8 +11,10 @@ RESCALE multipliers alone: the same integers, with the same MACs and weights in 
 copy (``docs/search.md`` has the cycles).
 
 Applied when the convolution's accumulator is read only by its RESCALE, the RESCALE's output
-only by SLICEs (directly or through one RESHAPE), none of them a graph output, and each slice
-is a contiguous channel range at every position; otherwise the graph is left as it is.
+only by SLICEs of one 5-D RESHAPE of it, none of them a graph output, and each slice is a
+contiguous channel range at every position; otherwise the graph is left as it is. Other slices
+are left alone: Vela takes those without copies, and splitting them made a GRU keyword
+spotter slower (``benchmarks/zoo_cycles.json``).
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ def _split(graph: TosaGraph, conv: Operator) -> bool:
         readers = graph.consumers(view)
         if graph.is_graph_output(view):
             return False
+    if reshape is None or len(graph.tensors[view].shape) < 5:
+        # Vela copies slices of a 5-D view in pieces (the q/k/v reshape); other slices it
+        # takes without copies, and splitting those (a GRU's gates) made gru_kws 7.5% slower
+        # on U55-128 and 2.5% on U85-256 (benchmarks/zoo_cycles.json).
+        return False
     if len(readers) < 2 or any(r.op != "SLICE" or r.inputs[0] != view for r in readers):
         return False
     n, h, w, channels = graph.tensors[y].shape
