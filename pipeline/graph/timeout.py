@@ -244,7 +244,8 @@ def _stop(pids: set[int], sig: int) -> set[int]:
     return sent
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
@@ -256,6 +257,6 @@ def _reap(pids: set[int]) -> None:
     """Give stopped tools ``_GRACE`` seconds to exit (Ninja removes half-written outputs on
     SIGTERM), then SIGKILL what is left."""
     deadline = time.monotonic() + _GRACE
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    _stop({p for p in pids if _alive(p)}, signal.SIGKILL)
+    _stop({p for p in pids if alive(p)}, signal.SIGKILL)

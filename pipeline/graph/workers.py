@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from pipeline.graph.timeout import alive
+
 RUNNING = "running"  # under <build>/.work/
 _INTERVAL = 0.5
 _watching: set[str] = set()
@@ -67,7 +69,7 @@ def died(folder: Path) -> tuple[str, str, str] | None:
     except OSError:
         return None
     for marker in markers:
-        if not marker.name.isdigit() or _alive(int(marker.name)):
+        if not marker.name.isdigit() or alive(int(marker.name)):
             continue
         try:
             where, stage = marker.read_text().splitlines()[:2]
@@ -77,15 +79,6 @@ def died(folder: Path) -> tuple[str, str, str] | None:
             continue
         return where, stage, _how(int(marker.name))
     return None
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, ended but not yet reaped by doit, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 def _how(pid: int) -> str:
