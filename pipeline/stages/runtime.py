@@ -65,7 +65,8 @@ STAGE = Stage(
     name="runtime",
     doc="cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     run=run,
-    inputs=RUNTIME_SOURCES,
+    # driver_stack/*: the files a driver-stack checkout (npu.driver_stack) gives the build.
+    inputs={**RUNTIME_SOURCES, "driver_stack/*": File("source")},
     outputs={"*": File("binary", "products/{}")},
     packages=(),
     tools=tools,

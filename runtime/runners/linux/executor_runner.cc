@@ -35,7 +35,7 @@
 #include "ethosu_rt/npu_drm.h"
 #include "ethosu_rt/sequence.h"
 #include "sequence_runner.h"
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
 #include "ethosu_rt/npu_driver_stack.h"
 #endif
 
@@ -72,14 +72,14 @@ struct Options {
   std::string device = "/dev/accel/accel0";
   long executions = 1;
   long timeout_ms = 60000;
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
   std::string driver = "ethosu-driver-stack";
   bool device_given = false;
   std::vector<uint32_t> pmu_events;
 #endif
 };
 
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
 const char kUsage[] =
     "usage: ethosu_runner --model F [--input a.bin[,b.bin]] [--output out_prefix]\n"
     "                     [--driver ethosu-driver-stack|accel] [--device D]\n"
@@ -116,7 +116,7 @@ long parse_positive(const std::string& flag, const std::string& text) {
   return value;
 }
 
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
 // "--pmu-events 0x22,48": event numbers, decimal or 0x-hex, at most ethosu_rt::kMaxPmuEvents.
 std::vector<uint32_t> parse_events(const std::string& flag, const std::string& text) {
   std::vector<uint32_t> events;
@@ -157,7 +157,7 @@ Options parse_args(int argc, char** argv) {
       options.output_prefix = value;
     } else if (flag == "--device") {
       options.device = value;
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
       options.device_given = true;
     } else if (flag == "--driver") {
       if (value != "accel" && value != "ethosu-driver-stack") {
@@ -178,7 +178,7 @@ Options parse_args(int argc, char** argv) {
   if (options.model.empty()) {
     fail("--model must be given; see --help");
   }
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
   if (options.driver == "ethosu-driver-stack" && !options.device_given) {
     options.device = ethosu_rt::kDriverStackDevice;
   }
@@ -290,7 +290,7 @@ class DrmSegments final : public ethosu_rt::NpuSegments {
   std::unique_ptr<ethosu_rt::DrmNpu> npus_[ethosu_rt::kMaxSegments];
 };
 
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
 // The driver stack for the NPU segments of a sequence: one prepared network each.
 class DriverStackSegments final : public ethosu_rt::NpuSegments {
  public:
@@ -365,7 +365,7 @@ int run_sequence(const Options& options, const AlignedBytes& artifact) {
     }
     check(runner->set_input(i, file.data, file.size));
   }
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
   DrmSegments drm(options.device, static_cast<int64_t>(options.timeout_ms) * 1000000);
   DriverStackSegments stack(options);
   ethosu_rt::NpuSegments& npu = options.driver == "ethosu-driver-stack"
@@ -397,7 +397,7 @@ int run_sequence(const Options& options, const AlignedBytes& artifact) {
   return 0;
 }
 
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
 int run_driver_stack(const Options& options, const ethosu_rt::Model& model,
                      const std::vector<std::vector<uint8_t>>& inputs) {
   ethosu_rt::DriverStackNpu npu;
@@ -439,7 +439,7 @@ int run(int argc, char** argv) {
   ethosu_rt::Model model;
   check(ethosu_rt::parse_artifact(artifact.data, artifact.size, &model));
   const auto inputs = load_inputs(model, options);
-#if ETHOSU_RT_WITH_DRIVER_STACK
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
   if (options.driver == "ethosu-driver-stack") {
     return run_driver_stack(options, model, inputs);
   }

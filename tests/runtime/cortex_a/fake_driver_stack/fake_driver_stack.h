@@ -9,7 +9,8 @@
 //   * INFERENCE_CREATE: 0..16 IFMs, 1..16 OFMs (EFAULT otherwise), each list from one batch
 //     in offset order, constant/intermediate a real buffer or a null pointer (never a
 //     default-constructed Buffer), buffers at least as large as each region's extent;
-//   * NETWORK_CREATE: a non-empty COP2 payload whose header length matches its size.
+//   * NETWORK_CREATE: a non-empty COP2 payload of whole words whose header length matches
+//     its size.
 // A breach is recorded in violations() and answered as the library would (an exception).
 // Failures the kernel may return on a correct call are injected with fail_next().
 #ifndef ETHOSU_RT_TESTS_FAKE_DRIVER_STACK_H_

@@ -295,6 +295,11 @@ Network::Network(const Device& dev, const unsigned char* data, size_t size)
     memcpy(&magic, data, 4);
     memcpy(&length, data + 8, 8);
   }
+  if (size % 4 != 0) {
+    reject("NETWORK_CREATE payload must be whole 32-bit words; got " + std::to_string(size) +
+               " bytes",
+           "EINVAL");
+  }
   if (magic != kCop2Magic) {
     reject("NETWORK_CREATE payload must be COP2 in direct mode", "EINVAL");
   }
