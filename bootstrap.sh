@@ -9,7 +9,9 @@ cd "$(dirname "$0")"
 APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
               g++-aarch64-linux-gnu qemu-user qemu-system-arm ninja-build cmake ccache
               googletest clang libclang-rt-14-dev file mesa-vulkan-drivers libvulkan1
-              nginx libnginx-mod-http-dav-ext chromium)
+              nginx libnginx-mod-http-dav-ext chromium git)
+# git: the runtime build clones Arm's Ethos-U Linux driver stack (tag 26.05) for a target with
+# npu: {driver: ethosu-driver-stack} and no npu.driver_stack checkout (cmake/EthosuDriverStack.cmake).
 # libclang-rt-14-dev: clang's sanitizer and libFuzzer runtimes (tests/runtime/test_fuzz_artifact.py);
 # a Recommends of clang, so --no-install-recommends leaves it out unless named here.
 # mesa-vulkan-drivers libvulkan1: the Vulkan loader and Mesa's CPU driver (lavapipe) that VGF

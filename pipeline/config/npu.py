@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from pipeline.config.base import Broken, RuledModel, broken, show
-from pipeline.config.paths import VelaIniFile
+from pipeline.config.paths import DriverStackDir, VelaIniFile
 from pipeline.config.vela_ini import (
     accelerator_family,
     default_vela_ini,
@@ -46,6 +46,15 @@ ALIGNMENT_RANGE = (16, 2**30)
 # no others: each changes only the schedule and the memory layout, never an operation).
 SEARCH_OPTIMISE = ("Performance", "Size")
 SEARCH_ALLOCATORS = ("HillClimb", "Greedy", "LinearAlloc")
+# The Linux drivers a Cortex-A target can drive its NPU through (docs/runtime.md): the mainline
+# DRM accel ``ethosu`` driver (/dev/accel/accelN) or Arm's Ethos-U Linux driver stack (its
+# user-space library over the ``ethosu`` kernel driver in direct mode, /dev/ethosu0).
+LINUX_DRIVERS = ("accel", "ethosu-driver-stack")
+# The tag of ethos-u-linux-driver-stack the runtime build fetches without ``driver_stack``.
+DRIVER_STACK_TAG = "26.05"  # also ETHOSU_RT_DRIVER_STACK_TAG in cmake/EthosuDriverStack.cmake
+# Fields that choose how the runtime reaches the NPU, not what Vela emits: they are not part
+# of the vela stage's options (u85-linux and u85-linux-driver-stack share one Vela run).
+RUNTIME_FIELDS = frozenset({"driver", "driver_stack"})
 
 
 class NpuConfig(RuledModel):
@@ -78,6 +87,13 @@ class NpuConfig(RuledModel):
             ``quick`` (the default) also tries the other ``optimise``, ``full`` every
             ``optimise`` x ``tensor_allocator`` pair, with progress output. An option the
             target sets is never varied.
+        driver: the Linux driver of a Cortex-A target (null on Cortex-M): ``accel`` (the
+            default there: the mainline DRM accel ``ethosu`` driver) or
+            ``ethosu-driver-stack`` (Arm's Ethos-U Linux driver stack in direct mode: an
+            Ethos-U85 only, with COP2 and separate IO regions, the Cortex-A defaults).
+        driver_stack: folder of an ethos-u-linux-driver-stack checkout the runtime is built
+            against (``driver: ethosu-driver-stack`` only); None fetches tag 26.05 at
+            configure time, which needs the network.
     """
 
     config: Accelerator
@@ -92,6 +108,8 @@ class NpuConfig(RuledModel):
     cpu_tensor_alignment: int = 16
     fallback: Literal["cpu"] | None = None
     search: Literal["off", "quick", "full"] = "quick"
+    driver: Literal["accel", "ethosu-driver-stack"] | None = None
+    driver_stack: DriverStackDir | None = None
 
     @property
     def family(self) -> str:
@@ -168,6 +186,11 @@ class NpuConfig(RuledModel):
         if alignment is not None and not (low <= alignment <= high and alignment.bit_count() == 1):
             yield broken(f"must be a power of two from {low} to {high} (2**30, the most Vela "
                          f"takes); got {show(alignment)}", "cpu_tensor_alignment")
+        if v.get("driver_stack") is not None and v.get("driver") != "ethosu-driver-stack":
+            yield broken(f"must be null unless driver is ethosu-driver-stack (the checkout is "
+                         f"what that driver's runtime is built against); got "
+                         f"{show(str(v['driver_stack']))} with driver {show(v.get('driver'))}",
+                         "driver_stack", "driver")
         if "config" not in v:
             return
         family = accelerator_family(v["config"])

@@ -20,6 +20,10 @@ REF_FORMAT = "<file>.py:<name>"
 # folders holding both files (``ethosu_rt_find_core_driver`` in cmake/EthosuSdk.cmake).
 CORE_DRIVER_DIRS = (".", "core_driver", "core_software/core_driver", "ethos-u-core-driver")
 CORE_DRIVER_FILES = ("include/ethosu_driver.h", "CMakeLists.txt")
+# What the Linux runtime build compiles from a checkout of Arm's Ethos-U Linux driver stack
+# (``npu.driver_stack``; ``ethosu_rt_driver_stack`` in cmake/EthosuDriverStack.cmake).
+DRIVER_STACK_FILES = ("driver_library/include/ethosu.hpp", "driver_library/src/ethosu.cpp",
+                      "kernel/include/uapi/ethosu.h")
 
 
 class SourceRef(StrictModel):
@@ -97,6 +101,16 @@ def _ethosu_sdk(value, info: ValidationInfo) -> Path:
                   f"got {show(value)} (none of them has both)")
 
 
+def _driver_stack(value, info: ValidationInfo) -> Path:
+    path = _existing_dir(value, info)
+    missing = [name for name in DRIVER_STACK_FILES if not _is_file(path / name)]
+    if missing:
+        raise problem(f"must be a checkout of Arm's ethos-u-linux-driver-stack, with "
+                      f"{', '.join(DRIVER_STACK_FILES)} in it; got {show(value)} "
+                      f"({', '.join(missing)} missing)")
+    return path
+
+
 def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
@@ -137,6 +151,11 @@ ExistingDir = Annotated[
 EthosuSdkDir = Annotated[
     Path,
     BeforeValidator(_ethosu_sdk),
+    WithJsonSchema({"type": "string", "description": "folder, relative to targets.yaml"}),
+]
+DriverStackDir = Annotated[
+    Path,
+    BeforeValidator(_driver_stack),
     WithJsonSchema({"type": "string", "description": "folder, relative to targets.yaml"}),
 ]
 VelaIniFile = Annotated[

@@ -48,7 +48,14 @@ _PAYLOAD_WHY = {
     ("cortex-a", "cop_format"): "Linux direct drive only accepts COP2",
     ("cortex-a", "separate_io_regions"): "Linux direct drive passes inputs and outputs as "
                                          "buffers of their own",
+    ("ethosu-driver-stack", "cop_format"): "the driver stack's kernel driver parses COP2 in "
+                                           "direct mode",
+    ("ethosu-driver-stack", "separate_io_regions"): "the driver stack passes inputs and outputs "
+                                                    "as buffers of their own (regions 3 and 4)",
 }
+# The stack's direct mode is what Arm builds and runs for an Ethos-U85 (Corstone-1000); the
+# DRM accel driver takes U65 and U85 (NPU_DRIVERS).
+DRIVER_STACK_FAMILY = "u85"
 
 
 class TargetConfig(RuledModel):
@@ -109,7 +116,9 @@ class TargetConfig(RuledModel):
             data.setdefault("toolchain", KIND_TOOLCHAINS[info.kind][0])
             if isinstance(data.get("npu"), dict) and info.kind in KIND_PAYLOAD:
                 cop, separate = KIND_PAYLOAD[info.kind]
-                data["npu"] = {"cop_format": cop, "separate_io_regions": separate, **data["npu"]}
+                linux = {"driver": "accel"} if info.kind == "cortex-a" else {}
+                data["npu"] = {"cop_format": cop, "separate_io_regions": separate, **linux,
+                               **data["npu"]}
         if data.get("vgf") is not None:
             data.setdefault("npu", None)  # a VGF target has no Ethos-U
         tosa = data.get("tosa", str(DEFAULT_TOSA))
@@ -161,16 +170,30 @@ def _npu_rules(v: dict[str, Any], info: CpuInfo, npu: NpuConfig) -> Iterator[Bro
     if npu.config is not None and kind not in NPU_DRIVERS[accelerator_family(npu.config)]:
         yield broken(f"must be an ethos-u65-* or ethos-u85-* for {cpu} (Ethos-U55 is driven "
                      f"from a Cortex-M only); got {show(npu.config)}", "npu.config", "cpu")
+    yield from _driver_rules(info, npu)
+    why = "ethosu-driver-stack" if npu.driver == "ethosu-driver-stack" else kind
     for field, expected in zip(("cop_format", "separate_io_regions"), KIND_PAYLOAD[kind]):
         got = getattr(npu, field)
         if got is not None and got != expected:
             shown = show(expected) if isinstance(expected, bool) else expected
             yield broken(f"must be {shown} for {cpu} "
-                         f"({_PAYLOAD_WHY[kind, field]}); got {show(got)}", f"npu.{field}", "cpu")
+                         f"({_PAYLOAD_WHY[why, field]}); got {show(got)}", f"npu.{field}", "cpu")
     tosa = v.get("tosa")
     if tosa is not None and tosa.profile != "INT":
         yield broken(f"must use the INT profile when npu is set (Ethos-U runs integer graphs "
                      f"only); got {show(str(tosa))}", "tosa", "npu")
+
+
+def _driver_rules(info: CpuInfo, npu: NpuConfig) -> Iterator[Broken]:
+    if npu.driver is not None and info.kind != "cortex-a":
+        yield broken(f"must be null for {info.name} (a Cortex-M drives the NPU through the "
+                     f"Ethos-U core driver; accel and ethosu-driver-stack are Linux drivers for "
+                     f"a Cortex-A); got {show(npu.driver)}", "npu.driver", "cpu")
+    elif (npu.driver == "ethosu-driver-stack" and npu.config is not None
+          and accelerator_family(npu.config) != DRIVER_STACK_FAMILY):
+        yield broken(f"must be an ethos-u85-* with driver ethosu-driver-stack (the driver "
+                     f"stack's direct mode drives an Ethos-U85); got {show(npu.config)}",
+                     "npu.config", "npu.driver")
 
 
 def _quantization_rules(v: dict[str, Any]) -> Iterator[Broken]:

@@ -194,7 +194,8 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
     specs = model.input_specs or ()
     names = [s.name for s in specs] if specs and all(s.name for s in specs) else None
     # An INT graph also comes in one variant per NPU family (its own TOSA passes applied).
-    from pipeline.config.npu import NPU_VARIANTS  # here: a cached plan needs no pydantic
+    # Imported here: a cached plan needs no pydantic.
+    from pipeline.config.npu import NPU_VARIANTS, RUNTIME_FIELDS
 
     variants = NPU_VARIANTS if target.tosa.profile == "INT" else ()
     lower = plan.add(Invocation(
@@ -218,8 +219,9 @@ def _model_build(plan: Plan, build: Path, target, model_name: str, model) -> Mod
             cpu_graph = _cpu_graph(plan, build, lower)
         return ModelBuild(model_name, lower, verify, None, None, quantize=quantize,
                           cpu_graph=cpu_graph)
-    # config_file's content is an input; fallback is the mixed stage's option, not Vela's.
-    npu = target.npu.model_dump(mode="json", exclude={"config_file", "fallback"})
+    # config_file's content is an input; fallback is the mixed stage's option, not Vela's;
+    # the Linux driver is the runtime's (RUNTIME_FIELDS).
+    npu = target.npu.model_dump(mode="json", exclude={"config_file", "fallback", *RUNTIME_FIELDS})
     # The name tells apart two ini files with equal options; the key sees only their content.
     variant = options_digest({**npu, "config_file": str(target.npu.config_file)})
     name = f"{model_name}/{scheme}/{spec}/{target.npu.config}-{variant}"
@@ -267,7 +269,9 @@ def _mixed_verify(plan: Plan, build: Path, b: ModelBuild, runtime: Invocation,
     board = BOARDS[target.cpu]
     name = f"{b.mixed.name}/{runtime.name}"
     out = _stage_dir(build, "mixed_verify", name)
-    runtime_options = {k: v for k, v in runtime.options.items() if k != "runner"}
+    # The CPU runner needs neither the NPU runner's kind nor its Linux driver.
+    runtime_options = {k: v for k, v in runtime.options.items()
+                       if k not in ("runner", "driver", "driver_stack_tag")}
     return plan.add(Invocation(
         "mixed_verify", name,
         inputs={"artifact": b.mixed.outputs["artifact"], "record": b.mixed.outputs["record"],
@@ -320,13 +324,27 @@ def _runtime(plan: Plan, build: Path, target) -> Invocation | None:
     if target.npu is None:
         options["runner"] = runner = "cpu"
         name += "/cpu"
+    inputs = {str(p.relative_to(REPO_DIR)): p for p in runtime_sources()}
+    params = {}
+    if target.npu is not None and target.npu.driver == "ethosu-driver-stack":
+        from pipeline.config.npu import DRIVER_STACK_TAG  # here: see _model_build
+        from pipeline.config.paths import DRIVER_STACK_FILES
+
+        # Named only off the default, so an accel target's runtime keeps its key and folder.
+        options["driver"] = runner = target.npu.driver
+        stack = target.npu.driver_stack
+        if stack is None:
+            options["driver_stack_tag"] = DRIVER_STACK_TAG
+        else:
+            params["driver_stack"] = str(stack)
+            inputs.update({f"driver_stack/{f}": stack / f for f in DRIVER_STACK_FILES})
+        name += f"/driver-stack-{options_digest({'stack': str(stack or DRIVER_STACK_TAG)})}"
     products = PRODUCTS[platform, runner]
     out = _stage_dir(build, "runtime", name)
     return plan.add(Invocation(
-        "runtime", name,
-        inputs={str(p.relative_to(REPO_DIR)): p for p in runtime_sources()},
+        "runtime", name, inputs=inputs,
         outputs=_outputs(build, "runtime", name, *products),
-        options=options, params={"cmake_dir": str(out / "cmake")}))
+        options=options, params={"cmake_dir": str(out / "cmake"), **params}))
 
 
 def _firmware(plan: Plan, build: Path, runtime: Invocation, package: Invocation,

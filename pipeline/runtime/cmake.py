@@ -34,6 +34,7 @@ PLATFORMS = {
     "linux": "cortex_a",
 }
 BUILD_TYPES = ("Release", "Debug", "RelWithDebInfo", "MinSizeRel")
+LINUX_DRIVERS = ("accel", "ethosu-driver-stack")  # ETHOSU_RT_LINUX_DRIVER
 # Environment variables that change what CMake, the compilers, the linker or zig produce.
 # None of them is part of the stage key, so each is dropped before CMake runs: with
 # CFLAGS=-g set, a build would otherwise store debug binaries under a Release key (and a
@@ -144,6 +145,8 @@ def build_runtime(
     cpu_arena_bytes: int | None = None,
     sequence: bool = False,
     io_bytes: int | None = None,
+    linux_driver: str = "accel",
+    driver_stack: Path | None = None,
 ) -> list[Path]:
     """Configure (if needed) and build the runtime; return the produced files.
 
@@ -168,6 +171,11 @@ def build_runtime(
             ``artifact.io_staging_bytes`` of the model compiled in), None for CMake's default.
         sequence: bare-metal NPU firmware whose model is a sequence artifact (NPU + CPU
             segments, ``ETHOSU_RT_SEQUENCE``): the runner links the kernel library.
+        linux_driver: Linux builds: ``accel`` (the DRM accel backend only) or
+            ``ethosu-driver-stack`` (also the backend over Arm's driver library,
+            ``ETHOSU_RT_LINUX_DRIVER``).
+        driver_stack: with ``ethosu-driver-stack``, the checkout to build against
+            (``ETHOSU_RT_DRIVER_STACK_DIR``); None lets CMake fetch the pinned tag.
     Returns:
         Absolute paths of the built libraries and runner, as CMake lists them.
     Raises:
@@ -211,6 +219,10 @@ def build_runtime(
         configure.append(f"-DETHOSU_RT_CPU_ARENA_BYTES={max(int(cpu_arena_bytes), 16)}")
     if io_bytes is not None:
         configure.append(f"-DETHOSU_RT_IO_BYTES={max(int(io_bytes), 16)}")
+    if linux_driver != "accel":  # the accel build's command line stays as it always was
+        _check_choice(where, "linux_driver", linux_driver, LINUX_DRIVERS)
+        configure.append(f"-DETHOSU_RT_LINUX_DRIVER={linux_driver}")
+        configure.append(f"-DETHOSU_RT_DRIVER_STACK_DIR={Path(driver_stack).resolve() if driver_stack else ''}")
     env = build_environment(toolchain)
     _run(configure, where, "CMake configure of the runtime failed", env)
     _run(["cmake", "--build", str(build_dir)], where, "runtime build failed", env)

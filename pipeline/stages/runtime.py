@@ -15,6 +15,10 @@ RUNTIME_SOURCES = {"runtime/*": File("source"), "cmake/*": File("source")}
 # target the kernel library (and the CPU runner on Linux).
 PRODUCTS = {
     ("cortex_a", "npu"): ("ethosu_runner", "libethosu_rt_common.a", "libethosu_rt_cortex_a.a"),
+    # npu: {driver: ethosu-driver-stack}: the runner takes --driver accel|ethosu-driver-stack.
+    ("cortex_a", "ethosu-driver-stack"): ("ethosu_runner", "libethosu_rt_common.a",
+                                          "libethosu_rt_cortex_a.a",
+                                          "libethosu_rt_driver_stack.a"),
     ("cortex_m", "npu"): ("libethosu_rt_common.a", "libethosu_rt_cortex_m.a"),
     ("cortex_a", "cpu"): ("tosa_cpu_runner", "libethosu_rt_common.a", "libtosa_cpu.a"),
     ("cortex_m", "cpu"): ("libethosu_rt_common.a", "libtosa_cpu.a"),
@@ -35,7 +39,9 @@ def build(options: dict, params: dict, outputs: dict[str, Path], where: str, *,
         model_c=model_c, where=where, runner=options.get("runner", "npu"),
         board=options.get("board"), cpu_arena_bytes=arena, io_bytes=io_bytes,
         sequence=options.get("sequence", False),
-        ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None)
+        ethosu_sdk=Path(params["ethosu_sdk"]) if "ethosu_sdk" in params else None,
+        linux_driver=options.get("driver", "accel"),
+        driver_stack=Path(params["driver_stack"]) if "driver_stack" in params else None)
     by_name = {p.name: p for p in products}
     for dest in outputs.values():
         if dest.name not in by_name:
@@ -59,7 +65,8 @@ STAGE = Stage(
     name="runtime",
     doc="cross-build the C++ runtime (CMake + Ninja + ccache) for a toolchain and CPU",
     run=run,
-    inputs=RUNTIME_SOURCES,
+    # driver_stack/*: the files a driver-stack checkout (npu.driver_stack) gives the build.
+    inputs={**RUNTIME_SOURCES, "driver_stack/*": File("source")},
     outputs={"*": File("binary", "products/{}")},
     packages=(),
     tools=tools,

@@ -172,6 +172,31 @@ INVALID = [
         ("targets.yaml:10: targets.t.npu.separate_io_regions: must be true for cortex-a55 (Linux "
         "direct drive passes inputs and outputs as buffers of their own); got false")],
         id="shared-io-on-cortex-a"),
+    pytest.param("cpu: cortex-m85\nnpu: {config: ethos-u85-256, driver: ethosu-driver-stack}", [
+        ("targets.yaml:10: targets.t.npu.driver: must be null for cortex-m85 (a Cortex-M drives "
+        "the NPU through the Ethos-U core driver; accel and ethosu-driver-stack are Linux drivers "
+        "for a Cortex-A); got 'ethosu-driver-stack'")], id="driver-stack-on-cortex-m"),
+    pytest.param("cpu: cortex-m85\nnpu: {config: ethos-u85-256, driver: accel}", [
+        ("targets.yaml:10: targets.t.npu.driver: must be null for cortex-m85 (a Cortex-M drives "
+        "the NPU through the Ethos-U core driver; accel and ethosu-driver-stack are Linux drivers "
+        "for a Cortex-A); got 'accel'")], id="accel-on-cortex-m"),
+    pytest.param("cpu: cortex-a55\nnpu: {config: ethos-u65-256, driver: ethosu-driver-stack}", [
+        ("targets.yaml:10: targets.t.npu.config: must be an ethos-u85-* with driver "
+        "ethosu-driver-stack (the driver stack's direct mode drives an Ethos-U85); got "
+        "'ethos-u65-256'")], id="driver-stack-needs-u85"),
+    pytest.param("cpu: cortex-a320\nnpu:\n  config: ethos-u85-256\n  driver: ethosu-driver-stack\n"
+                 "  cop_format: COP1", [
+        ("targets.yaml:13: targets.t.npu.cop_format: must be COP2 for cortex-a320 (the driver "
+        "stack's kernel driver parses COP2 in direct mode); got 'COP1'")],
+        id="driver-stack-needs-cop2"),
+    pytest.param("cpu: cortex-a320\nnpu:\n  config: ethos-u85-256\n  driver: ethosu-driver-stack\n"
+                 "  separate_io_regions: false", [
+        ("targets.yaml:13: targets.t.npu.separate_io_regions: must be true for cortex-a320 (the "
+        "driver stack passes inputs and outputs as buffers of their own (regions 3 and 4)); "
+        "got false")], id="driver-stack-needs-separate-io"),
+    pytest.param("cpu: cortex-a55\nnpu: {config: ethos-u85-256, driver: drm}", [
+        ("targets.yaml:10: targets.t.npu.driver: must be one of accel, ethosu-driver-stack; "
+        "got 'drm'")], id="unknown-driver"),
     pytest.param("cpu: cortex-m55\nnpu: {config: ethos-u85-256}\ntosa: TOSA-1.0+FP", [
         ("targets.yaml:11: targets.t.tosa: must use the INT profile when npu is set (Ethos-U runs "
         "integer graphs only); got 'TOSA-1.0+FP'")], id="fp-with-npu"),
@@ -218,6 +243,48 @@ INVALID = [
 @pytest.mark.parametrize(("body", "expected"), INVALID)
 def test_invalid_target_reports_exact_lines(issues, target_yaml, body, expected):
     assert issues(target_yaml(body)) == expected
+
+
+@pytest.mark.parametrize(("cpu", "driver"), [
+    ("cortex-a320", "accel"), ("cortex-a55", "accel"), ("cortex-m85", None)])
+def test_linux_driver_defaults_to_accel_on_cortex_a(load, target_yaml, cpu, driver):
+    target = load(target_yaml(f"cpu: {cpu}\nnpu: {{config: ethos-u85-256}}")).targets["t"]
+    assert (target.npu.driver, target.npu.driver_stack) == (driver, None)
+
+
+def test_driver_stack_needs_nothing_else_from_the_user(load, target_yaml):
+    """The options direct mode needs follow from the driver: COP2 and separate IO regions."""
+    target = load(target_yaml("cpu: cortex-a320\nnpu: {config: ethos-u85-256, "
+                              "driver: ethosu-driver-stack}")).targets["t"]
+    args = target.npu.vela_args()
+    assert args[args.index("--cop-format") + 1] == "COP2" and "--separate-io-regions" in args
+
+
+def test_the_test_suites_fake_driver_stack_is_a_checkout(load, target_yaml):
+    fake = Path(__file__).parents[1] / "runtime" / "cortex_a" / "fake_driver_stack"
+    target = load(target_yaml(f"cpu: cortex-a320\nnpu: {{config: ethos-u85-256, driver: "
+                              f"ethosu-driver-stack, driver_stack: {fake}}}")).targets["t"]
+    assert target.npu.driver_stack == fake
+
+
+def test_driver_stack_folder_must_be_a_checkout_of_the_stack(issues, target_yaml, project):
+    (project / "stack" / "driver_library" / "include").mkdir(parents=True)
+    (project / "stack" / "driver_library" / "include" / "ethosu.hpp").write_text("")
+    assert issues(target_yaml("cpu: cortex-a320\nnpu:\n  config: ethos-u85-256\n"
+                              "  driver: ethosu-driver-stack\n  driver_stack: stack")) == [
+        ("targets.yaml:13: targets.t.npu.driver_stack: must be a checkout of Arm's "
+         "ethos-u-linux-driver-stack, with driver_library/include/ethosu.hpp, "
+         "driver_library/src/ethosu.cpp, kernel/include/uapi/ethosu.h in it; got 'stack' "
+         "(driver_library/src/ethosu.cpp, kernel/include/uapi/ethosu.h missing)")]
+
+
+def test_driver_stack_folder_only_with_the_driver_stack(issues, target_yaml):
+    fake = Path(__file__).parents[1] / "runtime" / "cortex_a" / "fake_driver_stack"
+    assert issues(target_yaml(f"cpu: cortex-a320\nnpu:\n  config: ethos-u85-256\n"
+                              f"  driver_stack: {fake}")) == [
+        (f"targets.yaml:12: targets.t.npu.driver_stack: must be null unless driver is "
+         f"ethosu-driver-stack (the checkout is what that driver's runtime is built against); "
+         f"got '{fake}' with driver 'accel'")]
 
 
 def test_missing_sdk_folder_names_the_absolute_path(issues, target_yaml, project):

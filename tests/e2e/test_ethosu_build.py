@@ -38,7 +38,12 @@ targets:
   u55-fake-sdk:
     extends: u55-baremetal
     ethosu_sdk: %s
-""" % (ROOT / "tests" / "runtime" / "cortex_m" / "fake_sdk")
+  u85-linux-driver-stack:
+    cpu: cortex-a320
+    npu: {config: ethos-u85-256, driver: ethosu-driver-stack, driver_stack: %s}
+    models: [add, cnn]
+""" % (ROOT / "tests" / "runtime" / "cortex_m" / "fake_sdk",
+       ROOT / "tests" / "runtime" / "cortex_a" / "fake_driver_stack")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +89,33 @@ def test_linux_runner_is_built_beside_the_models_and_runs_under_qemu(project):
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
     assert re.search(r"no-such-accel: open\(\) of the NPU device node", proc.stdout + proc.stderr)
+
+
+@pytest.mark.needs_aarch64_gcc
+@pytest.mark.needs_qemu
+def test_driver_stack_target_reuses_the_artifacts_and_builds_its_runner_fake_driver_stack(
+        project):
+    """npu: {driver: ethosu-driver-stack}, built against the suite's TEST DOUBLE of the driver
+    stack as its checkout (neither the stack nor an Ethos-U is here): no model stage runs
+    again, the artifacts are u85-linux's byte for byte, and the runner drives the double."""
+    proc = doit(project, "build", "target=u85-linux-driver-stack")
+    ran = executed(proc)
+    assert [t for t in ran if t.split(":")[0] in ("export", "quantize", "lower", "verify",
+                                                  "vela", "package")] == []
+    runtimes = [t for t in ran if t.startswith("runtime:")]
+    assert len(runtimes) == 1 and "/driver-stack-" in runtimes[0], runtimes
+    folder, accel = project / "build" / "u85-linux-driver-stack", project / "build" / "u85-linux"
+    for model in ("add", "cnn"):
+        assert (folder / model / "model.bin").read_bytes() == (
+            accel / model / "model.bin").read_bytes()
+    assert (folder / "lib" / "libethosu_rt_driver_stack.a").is_file()
+    proc = subprocess.run(["qemu-aarch64", str(folder / "ethosu_runner"), "--model",
+                           str(folder / "cnn" / "model.bin"), "--pmu-events", "34"],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "FAKE_ETHOSU_CYCLES": "19140"})
+    assert proc.returncode == 0, proc.stderr
+    assert re.fullmatch(r"inference 1: \d+\.\d{3} ms, 19140 NPU cycles\n  pmu event 34: 0\n",
+                        proc.stdout)
 
 
 def test_cold_build_ran_each_shared_stage_once(project):

@@ -270,3 +270,31 @@ def test_every_input_is_an_output_of_its_declared_kind():
                 producer, kind = made[path]
                 assert kind == declared.kind, f"{inv.task}.{role} <- {producer}: {kind}"
     assert wired > 50  # the shipped targets wire every stage into the next
+
+
+def test_the_linux_driver_is_the_runtimes_choice_not_velas(tmp_path):
+    """u85-linux (accel) and its driver-stack twin share every stage up to the artifact; the
+    accel target's runtime keeps its name and options (and so its key), the stack gets its own
+    runtime build keyed on the checkout's sources."""
+    fake = ROOT / "tests" / "runtime" / "cortex_a" / "fake_driver_stack"
+    path = tmp_path / "targets.yaml"
+    path.write_text(YAML.format(root=ROOT) + (
+        "  s: {cpu: cortex-a55, npu: {config: ethos-u85-256, driver: ethosu-driver-stack, "
+        f"driver_stack: {fake}}}}}\n"
+        "  f: {cpu: cortex-a55, npu: {config: ethos-u85-256, driver: ethosu-driver-stack}}\n"))
+    plan = make_plan(load_config(path), tmp_path / "build")
+    for a, s in zip(plan.targets["a"], plan.targets["s"]):
+        assert a.vela.task == s.vela.task and a.package.task == s.package.task
+    accel, stack, fetched = (plan.runtimes[t] for t in "asf")
+    assert accel.task == "runtime:aarch64-linux-gnu-gcc/cortex-a55/Release"
+    assert accel.options == {"toolchain": "aarch64-linux-gnu-gcc", "cpu": "cortex-a55",
+                             "isa": None, "platform": "cortex_a", "build_type": "Release"}
+    assert stack.task.startswith("runtime:aarch64-linux-gnu-gcc/cortex-a55/Release/driver-stack-")
+    assert stack.options["driver"] == "ethosu-driver-stack"
+    assert stack.params["driver_stack"] == str(fake)
+    assert stack.inputs["driver_stack/driver_library/src/ethosu.cpp"] == (
+        fake / "driver_library" / "src" / "ethosu.cpp")
+    assert "libethosu_rt_driver_stack.a" in stack.outputs and "ethosu_runner" in stack.outputs
+    # Without a checkout the pinned tag is part of the key, and the names differ.
+    assert fetched.options["driver_stack_tag"] == "26.05" and fetched.task != stack.task
+    assert "driver_stack_tag" not in stack.options

@@ -99,14 +99,29 @@ def cop1(words: list[int], config: int = 0x00001807, ident: int = 0x10066001) ->
 
 # SET_IFM_REGION 1, SET_OFM_REGION 1, ELEMENTWISE (unary): reads and writes region 1.
 IDENTITY_WORDS = [0x0001010F, 0x0001011F, 0x00050006, 0x00000000]
+# The same from region 3 to region 4 (Vela's --separate-io-regions).
+SEPARATE_IO_WORDS = [0x0003010F, 0x0004011F, 0x00050006, 0x00000000]
+
+
+def cop2(words: list[int], config: int = 0x20000118, ident: int = 0x20007000,
+         cache_size: int = 0) -> bytes:
+    """A COP2 payload as Vela writes it: one COMMAND_STREAM entry whose VEUM metadata is
+    padded so the command words start at byte 64."""
+    metadata = struct.pack("<IHHIIIIQ", 0x4D554556, 1, 0, 20, config, ident, 2, cache_size)
+    payload = struct.pack("<I", len(metadata) + 4) + metadata + bytes(4)
+    payload += struct.pack(f"<{len(words)}I", *words)
+    entry = struct.pack("<II", 1, len(payload)) + payload
+    return struct.pack("<IHHQ", 0x32504F43, 1, 0, len(entry)) + entry
 
 
 def make_artifact(tmp: Path, *, shape=(1, 8, 8, 16), dtype="int8", in_offset=0, out_offset=0,
-                  scratch=1024, cmd: bytes | None = None, name: str = "model") -> Path:
+                  scratch=1024, cmd: bytes | None = None, name: str = "model",
+                  regions: tuple[int, int] = (1, 1)) -> Path:
     """Package a one-input, one-output model whose input and output share scratch.
 
     With equal offsets the output region *is* the input (inputs and outputs may alias in
     scratch, as Vela lays out some networks), so a run through a fake NPU returns the input.
+    ``regions=(3, 4)`` places them in regions of their own (``--separate-io-regions``).
     """
     import numpy as np
 
@@ -120,9 +135,9 @@ def make_artifact(tmp: Path, *, shape=(1, 8, 8, 16), dtype="int8", in_offset=0, 
              weight_data=np.array(b"\x00", dtype="S1"),
              scratch_shape=np.array([scratch]), scratch_fast_shape=np.array([0]),
              input_shape=np.array([vela_shape]), input_elem_size=np.array([elem]),
-             input_offset=np.array([in_offset]), input_region=np.array([1]),
+             input_offset=np.array([in_offset]), input_region=np.array([regions[0]]),
              output_shape=np.array([vela_shape]), output_elem_size=np.array([elem]),
-             output_offset=np.array([out_offset]), output_region=np.array([1]))
+             output_offset=np.array([out_offset]), output_region=np.array([regions[1]]))
     io = tmp / f"{name}_io.json"
     entry = {"name": "x", "dtype": dtype, "shape": list(shape), "scale": 0.5, "zero_point": 0}
     io.write_text(json.dumps({"inputs": [entry], "outputs": [dict(entry, name="y")]}))

@@ -32,7 +32,7 @@ def aarch64_build(request):
 
 def test_unit_tests_pass_under_qemu_aarch64(aarch64_build):
     out = ctest(aarch64_build)
-    for name in ("common_tests", "cortex_m_tests", "cortex_a_tests"):
+    for name in ("common_tests", "cortex_m_tests", "cortex_a_tests", "driver_stack_tests"):
         assert name in out
 
 

@@ -23,7 +23,7 @@ def host_build(request):
 
 def test_unit_tests_pass_under_asan_and_ubsan(host_build):
     out = ctest(host_build)
-    for name in ("common_tests", "cortex_m_tests", "cortex_a_tests"):
+    for name in ("common_tests", "cortex_m_tests", "cortex_a_tests", "driver_stack_tests"):
         assert name in out
 
 

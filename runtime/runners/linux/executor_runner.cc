@@ -9,6 +9,12 @@
 // A sequence artifact (npu: {fallback: cpu}) runs its NPU segments on the NPU, each one a
 // network prepared on the device, and its CPU segments with the TOSA kernel library.
 // Any failure prints one line to stderr and exits with a non-zero status.
+//
+// Built with -DETHOSU_RT_LINUX_DRIVER=ethosu-driver-stack, it also drives the NPU through Arm's
+// Ethos-U Linux driver stack (the default there):
+//   [--driver accel|ethosu-driver-stack] [--device /dev/ethosu0] [--pmu-events e0[,e1...]]
+// and prints the NPU cycles of each inference (and the count of each PMU event asked for).
+// Without it, the runner is the DRM accel one above, unchanged.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,9 @@
 #include "ethosu_rt/npu_drm.h"
 #include "ethosu_rt/sequence.h"
 #include "sequence_runner.h"
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+#include "ethosu_rt/npu_driver_stack.h"
+#endif
 
 namespace {
 
@@ -63,11 +72,25 @@ struct Options {
   std::string device = "/dev/accel/accel0";
   long executions = 1;
   long timeout_ms = 60000;
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+  std::string driver = "ethosu-driver-stack";
+  bool device_given = false;
+  std::vector<uint32_t> pmu_events;
+#endif
 };
 
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+const char kUsage[] =
+    "usage: ethosu_runner --model F [--input a.bin[,b.bin]] [--output out_prefix]\n"
+    "                     [--driver ethosu-driver-stack|accel] [--device D]\n"
+    "                     [--num-executions N] [--timeout-ms T] [--pmu-events e0[,e1...]]\n"
+    "  --device defaults to /dev/ethosu0 (ethosu-driver-stack) or /dev/accel/accel0 (accel);\n"
+    "  --pmu-events (ethosu-driver-stack): Ethos-U PMU event numbers to count.\n";
+#else
 const char kUsage[] =
     "usage: ethosu_runner --model F [--input a.bin[,b.bin]] [--output out_prefix]\n"
     "                     [--device /dev/accel/accel0] [--num-executions N] [--timeout-ms T]\n";
+#endif
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -93,6 +116,27 @@ long parse_positive(const std::string& flag, const std::string& text) {
   return value;
 }
 
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+// "--pmu-events 0x22,48": event numbers, decimal or 0x-hex, at most ethosu_rt::kMaxPmuEvents.
+std::vector<uint32_t> parse_events(const std::string& flag, const std::string& text) {
+  std::vector<uint32_t> events;
+  for (const std::string& part : split(text, ',')) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long value = strtoul(part.c_str(), &end, 0);
+    if (errno != 0 || part.empty() || part[0] == '-' || *end != '\0' || value > 0xFFFFFFFFul) {
+      fail(flag + " must be a comma-separated list of PMU event numbers; got '" + text + "'");
+    }
+    events.push_back(static_cast<uint32_t>(value));
+  }
+  if (events.size() > ethosu_rt::kMaxPmuEvents) {
+    fail(flag + " must list at most " + std::to_string(ethosu_rt::kMaxPmuEvents) +
+         " events; got " + std::to_string(events.size()));
+  }
+  return events;
+}
+#endif
+
 Options parse_args(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -113,6 +157,16 @@ Options parse_args(int argc, char** argv) {
       options.output_prefix = value;
     } else if (flag == "--device") {
       options.device = value;
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+      options.device_given = true;
+    } else if (flag == "--driver") {
+      if (value != "accel" && value != "ethosu-driver-stack") {
+        fail("--driver must be accel or ethosu-driver-stack; got '" + value + "'");
+      }
+      options.driver = value;
+    } else if (flag == "--pmu-events") {
+      options.pmu_events = parse_events(flag, value);
+#endif
     } else if (flag == "--num-executions") {
       options.executions = parse_positive(flag, value);
     } else if (flag == "--timeout-ms") {
@@ -124,6 +178,14 @@ Options parse_args(int argc, char** argv) {
   if (options.model.empty()) {
     fail("--model must be given; see --help");
   }
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+  if (options.driver == "ethosu-driver-stack" && !options.device_given) {
+    options.device = ethosu_rt::kDriverStackDevice;
+  }
+  if (options.driver == "accel" && !options.pmu_events.empty()) {
+    fail("--pmu-events must be used with --driver ethosu-driver-stack; got --driver accel");
+  }
+#endif
   return options;
 }
 
@@ -228,6 +290,45 @@ class DrmSegments final : public ethosu_rt::NpuSegments {
   std::unique_ptr<ethosu_rt::DrmNpu> npus_[ethosu_rt::kMaxSegments];
 };
 
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+// The driver stack for the NPU segments of a sequence: one prepared network each.
+class DriverStackSegments final : public ethosu_rt::NpuSegments {
+ public:
+  DriverStackSegments(const Options& options) : options_(options) {}
+  Error prepare(size_t segment, const ethosu_rt::Model& model) override {
+    npus_[segment].reset(new ethosu_rt::DriverStackNpu());
+    ETHOSU_RT_TRY(npus_[segment]->open(options_.device.c_str()));
+    ETHOSU_RT_TRY(npus_[segment]->set_pmu(pmu_config(options_)));
+    return npus_[segment]->prepare(model);
+  }
+  const ethosu_rt::Regions& regions(size_t segment) const override {
+    return npus_[segment]->regions();
+  }
+  Error invoke(size_t segment) override {
+    ETHOSU_RT_TRY(npus_[segment]->invoke(static_cast<int64_t>(options_.timeout_ms) * 1000000));
+    const ethosu_rt::PmuCounts& counts = npus_[segment]->pmu_counts();
+    if (counts.has_cycles) {
+      printf("segment %zu: %llu NPU cycles\n", segment,
+             static_cast<unsigned long long>(counts.cycles));
+    }
+    return Error::kOk;
+  }
+  static ethosu_rt::PmuConfig pmu_config(const Options& options) {
+    ethosu_rt::PmuConfig pmu = {};
+    for (size_t i = 0; i < options.pmu_events.size(); ++i) {
+      pmu.events[i] = options.pmu_events[i];
+    }
+    pmu.num_events = options.pmu_events.size();
+    pmu.cycle_counter = true;  // cycles are always printed when the driver reports them
+    return pmu;
+  }
+
+ private:
+  const Options& options_;
+  std::unique_ptr<ethosu_rt::DriverStackNpu> npus_[ethosu_rt::kMaxSegments];
+};
+#endif
+
 int run_sequence(const Options& options, const AlignedBytes& artifact) {
   std::unique_ptr<ethosu_rt::SequenceRunner> runner(new ethosu_rt::SequenceRunner());
   check(runner->open(artifact.data, artifact.size));
@@ -264,7 +365,15 @@ int run_sequence(const Options& options, const AlignedBytes& artifact) {
     }
     check(runner->set_input(i, file.data, file.size));
   }
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+  DrmSegments drm(options.device, static_cast<int64_t>(options.timeout_ms) * 1000000);
+  DriverStackSegments stack(options);
+  ethosu_rt::NpuSegments& npu = options.driver == "ethosu-driver-stack"
+                                    ? static_cast<ethosu_rt::NpuSegments&>(stack)
+                                    : static_cast<ethosu_rt::NpuSegments&>(drm);
+#else
   DrmSegments npu(options.device, static_cast<int64_t>(options.timeout_ms) * 1000000);
+#endif
   check(runner->prepare(npu));
   for (long run_index = 0; run_index < options.executions; ++run_index) {
     const double start = now_ms();
@@ -288,6 +397,38 @@ int run_sequence(const Options& options, const AlignedBytes& artifact) {
   return 0;
 }
 
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+int run_driver_stack(const Options& options, const ethosu_rt::Model& model,
+                     const std::vector<std::vector<uint8_t>>& inputs) {
+  ethosu_rt::DriverStackNpu npu;
+  check(npu.open(options.device.c_str()));
+  check(npu.set_pmu(DriverStackSegments::pmu_config(options)));
+  check(npu.prepare(model));
+  const int64_t timeout_ns = static_cast<int64_t>(options.timeout_ms) * 1000000;
+  for (long run_index = 0; run_index < options.executions; ++run_index) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      check(ethosu_rt::copy_input(model, npu.regions(), i, inputs[i].data(), inputs[i].size()));
+    }
+    const double start = now_ms();
+    check(npu.invoke(timeout_ns));
+    const double elapsed = now_ms() - start;
+    const ethosu_rt::PmuCounts& counts = npu.pmu_counts();
+    if (counts.has_cycles) {
+      printf("inference %ld: %.3f ms, %llu NPU cycles\n", run_index + 1, elapsed,
+             static_cast<unsigned long long>(counts.cycles));
+    } else {
+      printf("inference %ld: %.3f ms\n", run_index + 1, elapsed);
+    }
+    for (size_t e = 0; e < counts.num_events; ++e) {
+      printf("  pmu event %u: %u\n", static_cast<unsigned>(options.pmu_events[e]),
+             static_cast<unsigned>(counts.events[e]));
+    }
+  }
+  write_outputs(model, npu.regions(), options.output_prefix);
+  return 0;
+}
+#endif
+
 int run(int argc, char** argv) {
   ethosu_rt::set_log_sink(log_to_stderr, nullptr);
   const Options options = parse_args(argc, argv);
@@ -298,6 +439,11 @@ int run(int argc, char** argv) {
   ethosu_rt::Model model;
   check(ethosu_rt::parse_artifact(artifact.data, artifact.size, &model));
   const auto inputs = load_inputs(model, options);
+#ifdef ETHOSU_RT_WITH_DRIVER_STACK
+  if (options.driver == "ethosu-driver-stack") {
+    return run_driver_stack(options, model, inputs);
+  }
+#endif
 
   ethosu_rt::DrmNpu npu(ethosu_rt::real_linux_sys());
   check(npu.open(options.device.c_str()));
