@@ -28,8 +28,9 @@ def model_names(targets: Path = ZOO) -> list[str]:
     return list(dict.fromkeys(m for t in config.targets.values() for m in t.models))
 
 
-def build_model(name: str, build: Path, targets: Path = ZOO) -> dict:
-    """Run every stage invocation that builds ``name`` for the targets, in plan order.
+def build_model(name: str, build: Path, targets: Path = ZOO, samples: int | None = None) -> dict:
+    """Run every stage invocation that builds ``name`` for the targets, in plan order
+    (``samples``: that many calibration samples instead of the model's own).
 
     Returns ``{"blocker": message or None, "stage": failing stage, "seconds": {stage: s},
     "verify": verify.json, "vela": {npu config: figures.json}}``.
@@ -39,6 +40,10 @@ def build_model(name: str, build: Path, targets: Path = ZOO) -> dict:
     from pipeline.graph.plan import make_plan
 
     config = load(targets)
+    if samples is not None:
+        model = config.models[name]
+        calibration = model.calibration.model_copy(update={"samples": samples})
+        config.models[name] = model.model_copy(update={"calibration": calibration})
     plan = make_plan(config, build)
     mine = [inv for inv in plan.invocations.values()
             if inv.stage in STAGES and (inv.name == name or inv.name.startswith(f"{name}/"))]

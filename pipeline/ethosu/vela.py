@@ -13,14 +13,13 @@ import csv
 import json
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.errors import StageError
 from pipeline.ethosu.roofline import roofline
+from pipeline.ethosu.vela_process import run_vela_command, vela_command
 
 _OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+) \(([\d.]+)%\)", re.MULTILINE)
 
@@ -32,12 +31,6 @@ _FIGURES = {
     "off_chip_flash_memory_used": "KiB", "total_npu_encoded_weights": "bytes",
     "accelerator_configuration": "", "system_config": "", "memory_mode": "",
 }
-
-
-def vela_command() -> list[str]:
-    """Vela's entry point in the running interpreter's environment."""
-    exe = Path(sys.executable).with_name("vela")
-    return [str(exe)] if exe.exists() else [shutil.which("vela") or "vela"]
 
 
 def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str = "",
@@ -79,13 +72,14 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
         # --verbose-performance also writes <network>_per-layer.csv (the per-layer estimates);
         # --enable-debug-db <network>_debug.xml (shapes, types, memories, weight bytes and the
         # TOSA operator of each NPU operation: the roofline's inputs). Neither changes the npz.
-        command = [*vela_command(), *vela_args, "--output-format", "raw", "--verbose-performance",
-                   *(["--enable-debug-db"] if memory_mode is not None or debug_db else []),
-                   "--output-dir", str(Path(tmp) / "out"), str(network)]
-        proc = subprocess.run(command, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise StageError(where, f"vela must compile the network; it exited {proc.returncode}",
-                             command, proc.stderr or proc.stdout)
+        argv = [*vela_args, "--output-format", "raw", "--verbose-performance",
+                *(["--enable-debug-db"] if memory_mode is not None or debug_db else []),
+                "--output-dir", str(Path(tmp) / "out"), str(network)]
+        command = [*vela_command(), *argv]
+        status, stdout, stderr = run_vela_command(argv)
+        if status != 0:
+            raise StageError(where, f"vela must compile the network; it exited {status}",
+                             command, stderr or stdout)
         npz = Path(tmp) / "out" / "model_vela.npz"
         summaries = sorted((Path(tmp) / "out").glob("model_summary_*.csv"))
         per_layer = Path(tmp) / "out" / "model_per-layer.csv"
@@ -95,10 +89,10 @@ def run_vela(tosa: Path, out_dir: Path, vela_args: Sequence[str], *, where: str 
             raise StageError(where, "vela must write model_vela.npz, a summary, per-layer "
                              "estimates (and, for the roofline, its debug database); got "
                              f"{sorted(p.name for p in (Path(tmp) / 'out').iterdir())}", command)
-        figures = parse_figures(summaries[0], proc.stdout)
+        figures = parse_figures(summaries[0], stdout)
         if figures["cpu_operators"]:
             raise StageError(where, "every operator must run on the NPU; Vela left "
-                             f"{figures['cpu_operators']} on the CPU", command, proc.stdout)
+                             f"{figures['cpu_operators']} on the CPU", command, stdout)
         outputs = {"npz": out_dir / "model_vela.npz", "summary": out_dir / "summary.csv",
                    "layers": out_dir / "per_layer.csv", "figures": out_dir / "figures.json"}
         shutil.copyfile(npz, outputs["npz"])

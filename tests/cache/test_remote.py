@@ -160,14 +160,26 @@ def test_fresh_runner_restores_everything_and_computes_nothing(written, s3, tmp_
             (first / "build/ref/add" / name).read_bytes()
 
 
+def push(store: Path, s3: servers.S3Server, prefix: str) -> None:
+    """Upload a runner's local store to ``s3://cache/<prefix>`` (``pipeline.cache push``)."""
+    seeded = subprocess.run([sys.executable, "-m", "pipeline.cache", "--store", str(store),
+                             "push", "--remote", f"s3://cache/{prefix}"],
+                            capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, **s3.env()}, check=False)
+    assert seeded.returncode == 0, seeded.stderr
+
+
 @e2e
 def test_second_runner_builds_only_what_the_first_did_not(written, s3, tmp_path):
+    """Against a copy of runner A's entries (its store pushed to a prefix of this test's own),
+    so that what this runner writes never reaches the tests that count runner A's entries."""
     first, proc = written
+    push(first / "store", s3, "second")
     folder = runner(tmp_path / "c", models="[add, cnn]")
-    second = doit(folder, "s3://cache/team", s3.env(), "remote_mode=write")
+    second = doit(folder, "s3://cache/second", s3.env(), "remote_mode=write")
     assert sorted(restored(second)) == sorted(computed(proc))
     assert computed(second) and all(":cnn" in task for task in computed(second))
-    assert len(manifests(s3, "team")[0]) == len(computed(proc)) + len(computed(second))
+    assert len(manifests(s3, "second")[0]) == len(computed(proc)) + len(computed(second))
 
 
 @e2e
@@ -186,11 +198,7 @@ def test_tampered_remote_blob_is_a_miss_and_recomputed(written, s3, tmp_path):
     import obstore
 
     first, _ = written
-    seeded = subprocess.run([sys.executable, "-m", "pipeline.cache", "--store",
-                             str(first / "store"), "push", "--remote", "s3://cache/tampered"],
-                            capture_output=True, text=True, cwd=ROOT,
-                            env={**os.environ, **s3.env()}, check=False)
-    assert seeded.returncode == 0, seeded.stderr
+    push(first / "store", s3, "tampered")
     store = client(s3, "tampered")
     quantize = next(json.loads(bytes(obstore.get(store, p).bytes()))
                     for p in listing(s3, "tampered", "ac")

@@ -3,7 +3,11 @@ Hugging Face encoders) built end to end for Ethos-U55-128 and Ethos-U85-256 thro
 build's own stage invocations: export (normalised), int8 quantize, lower, verify in the TOSA
 reference model, Vela with every operator on the NPU, package.
 
-benchmarks/bench_real_models.py builds the same list and prints the figures."""
+benchmarks/bench_real_models.py builds the same list and prints the figures, with each model's
+own calibration (16 samples); the test calibrates on 4, as what it checks - every stage builds,
+the integers match the reference model, every operator on the NPU - does not depend on how
+good the ranges are, and a quarter of the samples takes a quarter off the build (gru_kws:
+47.9 -> 34.9 s of CPU)."""
 
 import pytest
 
@@ -15,7 +19,7 @@ pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_tosa_ref, pytest.mark.n
 @pytest.mark.slow
 @pytest.mark.parametrize("name", model_names(ZOO))
 def test_real_model_builds_for_both_npus(name, tmp_path):
-    result = build_model(name, tmp_path)
+    result = build_model(name, tmp_path, samples=4)
     assert result["blocker"] is None, result["blocker"]
     assert result["verify"]["passed"]
     assert sorted(result["vela"]) == ["ethos-u55-128", "ethos-u85-256"]

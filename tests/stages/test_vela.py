@@ -93,3 +93,72 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torchao")))
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "out" / "figures.json").exists()
     assert (tmp_path / "out" / "roofline.json").exists()
+
+
+def test_a_forked_compile_writes_what_the_vela_executable_writes(tosa, tmp_path):
+    """pipeline/ethosu/vela_process.py compiles in a fork of a process that imported Vela once:
+    the same files, byte for byte, and the same printed report as the ``vela`` executable,
+    compile after compile."""
+    import subprocess
+
+    from pipeline.ethosu.vela_process import run_vela_command
+
+    args = ["--accelerator-config", "ethos-u55-128", "--output-format", "raw",
+            "--verbose-performance", str(tosa)]
+    reference = subprocess.run([*vela_command(), *args, "--output-dir", str(tmp_path / "exe")],
+                               capture_output=True, text=True, check=True)
+    for run in ("first", "second"):
+        status, stdout, _ = run_vela_command([*args, "--output-dir", str(tmp_path / run)])
+        assert status == 0
+        assert stdout.replace(run, "exe") == reference.stdout
+        names = sorted(p.name for p in (tmp_path / "exe").iterdir())
+        assert sorted(p.name for p in (tmp_path / run).iterdir()) == names
+        for name in names:
+            assert (tmp_path / run / name).read_bytes() == (tmp_path / "exe" / name).read_bytes()
+
+
+def test_a_failing_forked_compile_returns_vela_s_status_and_message(tmp_path):
+    from pipeline.ethosu.vela_process import run_vela_command
+
+    status, _, stderr = run_vela_command(["--accelerator-config", "ethos-u99", "x.tosa"])
+    assert status == 2 and "invalid choice: 'ethos-u99'" in stderr
+    garbage = tmp_path / "garbage.tosa"
+    garbage.write_bytes(b"not a flatbuffer")
+    status, stdout, stderr = run_vela_command(["--output-dir", str(tmp_path), str(garbage)])
+    assert status != 0 and (stdout + stderr).strip()
+
+
+def test_the_vela_server_is_restarted_after_a_stop_and_not_shared_with_a_forked_copy(tosa,
+                                                                                     tmp_path):
+    """The stage time limit kills the server with the stage's other descendants: the next
+    compile starts a new one. A forked copy of the process (doit's workers) starts its own
+    instead of writing into its parent's pipe."""
+    import os
+
+    from pipeline.ethosu import vela_process
+
+    args = ["--accelerator-config", "ethos-u85-256", str(tosa), "--output-dir"]
+    assert vela_process.run_vela_command([*args, str(tmp_path / "a")])[0] == 0
+    first = vela_process._server[1]
+    first.kill()
+    first.wait()
+    assert vela_process.run_vela_command([*args, str(tmp_path / "b")])[0] == 0
+    second = vela_process._server[1]
+    assert second is not first and second.poll() is None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the forked copy: compile, report (status, whether its server is its own)
+        try:
+            status = vela_process.run_vela_command([*args, str(tmp_path / "c")])[0]
+            own = vela_process._server[1] is not second
+            os.write(write, f"{status} {own}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 100).decode() == "0 True"
+    os.close(read)
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == sorted(
+        p.name for p in (tmp_path / "a").iterdir())
+    assert vela_process.run_vela_command([*args, str(tmp_path / "d")])[0] == 0
+    assert vela_process._server[1] is second

@@ -115,12 +115,13 @@ def keyword_spotter(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cell", ["LSTM", "GRU"])
-@pytest.mark.parametrize("dtype", [INT8, A16W8])
-def test_keyword_spotting_over_49_frames_matches_torch(keyword_spotter, cell, dtype):
-    case = keyword_spotter(cell, dtype)
+def test_keyword_spotting_over_49_frames_matches_torch(keyword_spotter, cell):
+    """int8 (the scheme the NPU runs it in below); a16w8 recurrent layers are checked on the
+    shorter sequences of test_recurrent_matches_torch, the unrolling being the same."""
+    case = keyword_spotter(cell, INT8)
     report = verify_case(case)
     assert report["passed"]
-    assert report["outputs"][0]["sqnr_db_vs_float"] > SQNR_DB[dtype]
+    assert report["outputs"][0]["sqnr_db_vs_float"] > SQNR_DB[INT8]
     assert case.ops().count("CONV2D") == 49 + 1
 
 
