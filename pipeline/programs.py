@@ -98,3 +98,31 @@ def _no_discarded_canonical_form():
         yield
     finally:
         serialize.canonicalize = original
+
+
+@functools.cache
+def memoize_cia_materialization() -> None:
+    """Make torch's ``_materialize_cpp_cia_ops`` do its work only when there is new work.
+
+    ``run_decompositions`` collects the composite (CIA) operators it may keep, once per op
+    namespace (32 here), and each time asks the dispatcher for every CIA registration and
+    looks each one up in ``torch.ops``: half a second per call, a third of normalising a small
+    program. The lookups only create the Python operator objects, which then stay; torch
+    repeats them because a custom operator may be registered meanwhile. So they run again
+    only when the dispatcher's list of CIA registrations changed (read each time: 2 ms). Once
+    per process; left alone when a torch release no longer has the function."""
+    from torch._export import utils
+
+    original = getattr(utils, "_materialize_cpp_cia_ops", None)
+    if original is None:
+        return
+    done: list = [None]
+
+    def materialize() -> None:
+        registered = torch._C._dispatch_get_registrations_for_dispatch_key(
+            "CompositeImplicitAutograd")
+        if registered != done[0]:
+            original()
+            done[0] = registered
+
+    utils._materialize_cpp_cia_ops = materialize

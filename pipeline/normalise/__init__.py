@@ -50,6 +50,7 @@ from pipeline.normalise.rewrites import (
     written_out_addmms,
 )
 from pipeline.normalise.table import decomposition_table, needs_decomposition
+from pipeline.programs import memoize_cia_materialization
 
 
 def is_normal(program: ExportedProgram, lowered: frozenset[str]) -> bool:
@@ -81,6 +82,8 @@ def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProg
     table = decomposition_table(lowered)
     # The few kinds real models need are rewritten in place (local.py); else torch re-traces.
     local = None if mutates_inputs(program) else decompose_locally(program, table, lowered)
+    if local is None:
+        memoize_cia_materialization()
     program = program.run_decompositions(table) if local is None else local
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py

@@ -103,4 +103,7 @@ def decompose(program: ExportedProgram) -> ExportedProgram:
     targets = {n.target for n in program.graph.nodes if n.op == "call_function"}
     if not targets & set(DECOMPOSITIONS):
         return program
+    from pipeline.programs import memoize_cia_materialization
+
+    memoize_cia_materialization()
     return program.run_decompositions(DECOMPOSITIONS)
