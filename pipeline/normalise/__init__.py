@@ -19,12 +19,15 @@ lowering expect, for every program and both profiles, right after export.
 4. Constant sub-graphs folded: anything computed from parameters, buffers and literals alone
    (``arange``/``full``/``zeros``, position ids, causal masks, ``w.t()``, ``_weight_norm``)
    becomes one lifted constant, int64 ones included (the lowering narrows those to int32).
+   Before all of them, stft / fft of real input become real operators (``spectral.py``).
 5. Inference BatchNorm folded into the conv/linear before it, or else a per-channel MUL + ADD.
 
 Each step keeps the nodes' stack traces, so errors still name the user's line.
 """
 
 from __future__ import annotations
+
+import copy
 
 from torch import fx
 from torch.export import ExportedProgram
@@ -49,12 +52,15 @@ from pipeline.normalise.rewrites import (
     write_out_addmms,
     written_out_addmms,
 )
+from pipeline.normalise.spectral import has_spectra, rewrite_spectra
 from pipeline.normalise.table import decomposition_table, needs_decomposition
 
 
 def is_normal(program: ExportedProgram, lowered: frozenset[str]) -> bool:
     """True when ``normalise`` would change nothing (checked in one walk, no tracing)."""
     table = decomposition_table(lowered)
+    if has_spectra(program):
+        return False
     consts = constant_values(program)
     for node in program.graph.nodes:
         if node.op != "call_function":
@@ -79,8 +85,15 @@ def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProg
     if is_normal(program, lowered):
         return program
     table = decomposition_table(lowered)
+    if has_spectra(program):  # stft / fft in real operators (spectral.py), then a re-trace
+        program = copy.deepcopy(program)
+        rewrite_spectra(program)
+        local = None
     # The few kinds real models need are rewritten in place (local.py); else torch re-traces.
-    local = None if mutates_inputs(program) else decompose_locally(program, table, lowered)
+    elif mutates_inputs(program):
+        local = None
+    else:
+        local = decompose_locally(program, table, lowered)
     program = program.run_decompositions(table) if local is None else local
     gm = program.graph_module
     drop_input_mutations(program)  # x.add_(y) on an argument: mutations.py
