@@ -1,6 +1,8 @@
 """Normalisation: what torch.export hands us, rewritten into the one form the quantizer and the
 lowering expect, for every program and both profiles, right after export.
 
+0. stft / fft of real input and the complex values they make in real operators, then a
+   re-trace (``spectral.py``).
 1. ``program.run_decompositions(table)`` (torch's own machinery): in-place operators become
    functional ones (``relu_``, ``add_`` of ``out += identity``, ``hardswish_``), and every
    operator the lowering has no visitor for is decomposed into core ATen with torch's own
@@ -19,7 +21,6 @@ lowering expect, for every program and both profiles, right after export.
 4. Constant sub-graphs folded: anything computed from parameters, buffers and literals alone
    (``arange``/``full``/``zeros``, position ids, causal masks, ``w.t()``, ``_weight_norm``)
    becomes one lifted constant, int64 ones included (the lowering narrows those to int32).
-   Before all of them, stft / fft of real input become real operators (``spectral.py``).
 5. Inference BatchNorm folded into the conv/linear before it, or else a per-channel MUL + ADD.
 
 Each step keeps the nodes' stack traces, so errors still name the user's line.

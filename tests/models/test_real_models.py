@@ -24,17 +24,40 @@ def test_real_model_builds_for_both_npus(name, tmp_path):
         assert figures["cycles_npu"] > 0
 
 
-def test_stft_front_end_gets_a_clear_error(tmp_path):
-    """A log-mel front end computed with torch.stft (complex tensors) is out of scope: the
-    build names the operator, the model line and what to do - no traceback."""
-    from pipeline.errors import UnsupportedOperatorError
+def test_stft_front_end_builds_for_both_npus(tmp_path):
+    """A log-mel KWS net with its torch.stft front end inside (complex tensors, reflect
+    padding, a mel matmul, a log): normalised into real operators, verified per layer in the
+    reference model, every operator on the NPU of Ethos-U55 and -U85."""
     from pipeline.export.program import load_attr
-    from tests.tosa.lowering_cases import lower_case
+    from tests.tosa.lowering_cases import run_case, run_vela
 
     model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()
-    with pytest.raises(UnsupportedOperatorError) as info:
-        lower_case(model, [(1, 4000)], tmp_path, where="zoo/lower")
-    message = str(info.value)
-    assert "aten.stft" in message or "complex" in message, message
-    assert "audio.py:" in message and "torch.stft(wave" in message
-    assert "Complex tensors (stft, fft) have no TOSA form" in message
+    case, report = run_case(model, [(1, 4000)], tmp_path)
+    assert report["passed"]
+    ops = case.ops()
+    assert "CONV2D" in ops and "TABLE" in ops, ops
+    for variant, accelerator in (("u55", "ethos-u55-128"), ("u85", "ethos-u85-256")):
+        figures = run_vela(case.variant(variant), accelerator, tmp_path / accelerator)
+        assert figures["npu_op_share"] == 1.0, (accelerator, figures)
+        assert figures["cycles_npu"] > 0
+
+
+@pytest.mark.needs_vulkan
+def test_stft_front_end_runs_as_vgf(tmp_path):
+    """The same net as a float TOSA graph (the +FP profile VGF and host targets take),
+    converted by the ML SDK model converter and run by the scenario runner against the
+    reference model."""
+    from models.cases import FP
+    from pipeline.export.program import load_attr
+    from pipeline.vgf.check import run_check
+    from pipeline.vgf.convert import convert
+    from tests.tosa.lowering_cases import run_case
+
+    model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()
+    case, report = run_case(model, [(1, 4000)], tmp_path, FP)
+    assert report["passed"] and report["outputs"][0]["sqnr_db_vs_float"] > 100, report["outputs"]
+    out = convert(case.tosa, case.path("io.json"), tmp_path / "vgf", where="test/vgf")
+    check = run_check(out["vgf"], out["scenario"], out["vgf_io"], case.tosa,
+                      case.path("test_inputs.pt"), tmp_path / "vgf" / "check.json",
+                      where="test/vgf_check")
+    assert check["passed"]
