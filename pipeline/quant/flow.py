@@ -14,6 +14,7 @@ from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
+from pipeline.quant.front_end import front_end_record, split_front_ends
 from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
@@ -136,6 +137,7 @@ def _converted(
     refuse_runtime_conditions(module, where)
     copy_returned_inputs(module)
     record = {}
+    split = split_front_ends(module, samples)  # a log-mel's two scales: front_end.py
     # Equalisation first: it changes the weights whose quantization error the biases absorb.
     if equalization:
         record["equalization"] = equalise(module)
@@ -148,7 +150,11 @@ def _converted(
     with torch.no_grad():
         for sample in samples:
             prepared(*sample)
-    return convert_pt2e(prepared), record
+    converted = convert_pt2e(prepared)
+    if split:  # the front end's own SQNR (its log against float) for quantize.json
+        record["front_end"] = front_end_record(split, normalised.module(check_guards=False),
+                                               converted, samples)
+    return converted, record
 
 
 def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization, weights,

@@ -26,14 +26,17 @@ def test_real_model_builds_for_both_npus(name, tmp_path):
 
 def test_stft_front_end_builds_for_both_npus(tmp_path):
     """A log-mel KWS net with its torch.stft front end inside (complex tensors, reflect
-    padding, a mel matmul, a log): normalised into real operators, verified per layer in the
-    reference model, every operator on the NPU of Ethos-U55 and -U85."""
+    padding, a mel matmul, a log): normalised into real operators, the front end in int16
+    (two scales, pipeline/quant/front_end.py) and the classifier in int8, verified per layer
+    in the reference model, every operator on the NPU of Ethos-U55 and -U85."""
     from pipeline.export.program import load_attr
-    from tests.tosa.lowering_cases import run_case, run_vela
+    from tests.tosa.lowering_cases import lower_case, run_vela, verify_case
 
     model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()
-    case, report = run_case(model, [(1, 4000)], tmp_path)
+    case = lower_case(model, [(1, 4000)], tmp_path, spec="TOSA-1.0+INT+int16")
+    report = verify_case(case)
     assert report["passed"]
+    assert report["outputs"][0]["sqnr_db_vs_float"] > 30, report["outputs"]
     ops = case.ops()
     assert "CONV2D" in ops and "TABLE" in ops, ops
     for variant, accelerator in (("u55", "ethos-u55-128"), ("u85", "ethos-u85-256")):
