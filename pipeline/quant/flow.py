@@ -14,7 +14,7 @@ from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
-from pipeline.quant.front_end import front_end_record, split_front_ends
+from pipeline.quant.front_end import front_end_names, front_end_record, split_front_ends
 from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
@@ -122,7 +122,10 @@ def quantize_with_record(
             normalised, samples, scheme, where, observer, equalization, bias_correction, weights,
             rules,
         )
-    return torch.export.export(converted, tuple(samples[0])), record
+    exported = torch.export.export(converted, tuple(samples[0]))
+    if "front_end" in record:  # its nodes by their final names: report.json's cycles
+        record["front_end"]["nodes"] = front_end_names(exported.graph_module)
+    return exported, record
 
 
 def _converted(

@@ -187,7 +187,7 @@ def _split_weights(gm: fx.GraphModule) -> int:
     split = 0
     for node in list(gm.graph.nodes):
         if node.target not in PRODUCERS or not is_front_end(node):
-            continue
+            continue  # the mel / DCT products: splitting them measured no better, and slower
         weight = node.args[1]
         if not (isinstance(weight, fx.Node) and weight.op == "get_attr"):
             continue
@@ -242,6 +242,8 @@ def split_front_ends(gm: fx.GraphModule, samples: Sequence) -> list[dict]:
         total = build(aten.add.Tensor, build(log.target, low), build(log.target, high))
         out = build(aten.sub.Tensor, total, LOGS[log.target](tm))
         log.replace_all_uses_with(out)
+        for node in _tail(out, set()):  # MFCC's DCT: in the region, its weights split too
+            node.meta["custom"] = {**(node.meta.get("custom") or {}), TAG: True}
         done.append({"log": log.name, "output": out.name, "power_threshold": tp,
                      "mel_threshold": tm})
     if done:
@@ -284,6 +286,12 @@ def front_end_record(split: list[dict], reference: fx.GraphModule, converted: fx
     return {"scheme": "a16w8", "logs": entries}
 
 
+def front_end_names(gm: fx.GraphModule) -> list[str]:
+    """The names of the front end's compute nodes (Vela's per-layer rows are named after
+    them), in graph order."""
+    return [n.name for n in gm.graph.nodes if n.op == "call_function" and is_front_end(n)]
+
+
 def front_end_nodes(gm: fx.GraphModule) -> set[fx.Node]:
     """The front-end region: the tagged nodes (spectral.py's, and those ``split_front_ends``
     adds), and from them the moves, mel product, eps and log up to and including the log."""
@@ -294,7 +302,31 @@ def front_end_nodes(gm: fx.GraphModule) -> set[fx.Node]:
         if chain is not None:
             before, product, after, eps_node, _, log = chain
             region |= {*before, product, *after} | {n for n in (eps_node, log) if n}
+    for node in [n for n in region if n.target in LOGS or n.target == aten.sub.Tensor]:
+        region |= _tail(node, region)
     return region
 
 
-__all__ = ["front_end_nodes", "is_front_end", "split_front_ends"]
+SCALINGS = {aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor}
+
+
+def _tail(node: fx.Node, region: set) -> set:
+    """What a front end does to its log before the network reads it, one reader after the
+    other: scaling by constants (MFCC's ``10 *``), moves, and a product with a constant
+    matrix (MFCC's DCT, ``db @ dct``); an ``nn.Linear`` classifier is the network's."""
+    tail = set()
+    while (user := _single_user(node)) is not None and user not in region:
+        scaling = user.target in SCALINGS and not isinstance(user.args[1], fx.Node)
+        move = user.target in MOVES and user.args[0] is node
+        constant = [a for a in user.args[:2] if isinstance(a, fx.Node) and a.op == "get_attr"]
+        matrix = user.target == aten.matmul.default and constant and constant[0].meta[
+            "val"].dim() == 2
+        if not (scaling or move or matrix):
+            break
+        tail.add(user)
+        node = user
+    return tail
+
+
+__all__ = ["front_end_names", "front_end_nodes", "front_end_record", "is_front_end",
+           "split_front_ends"]

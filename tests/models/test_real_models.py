@@ -30,6 +30,8 @@ def test_stft_front_end_builds_for_both_npus(tmp_path):
     (two scales, pipeline/quant/front_end.py) and the classifier in int8, verified per layer
     in the reference model, every operator on the NPU of Ethos-U55 and -U85."""
     from pipeline.export.program import load_attr
+    from pipeline.graph.report import front_end_summary
+    from pipeline.quant.front_end import front_end_names
     from tests.tosa.lowering_cases import lower_case, run_vela, verify_case
 
     model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()
@@ -39,10 +41,16 @@ def test_stft_front_end_builds_for_both_npus(tmp_path):
     assert report["outputs"][0]["sqnr_db_vs_float"] > 30, report["outputs"]
     ops = case.ops()
     assert "CONV2D" in ops and "TABLE" in ops, ops
+    names = front_end_names(case.held("quantized.pt2").graph_module)
+    assert any(n.startswith("log") for n in names) and "linear_4" not in names, names
     for variant, accelerator in (("u55", "ethos-u55-128"), ("u85", "ethos-u85-256")):
         figures = run_vela(case.variant(variant), accelerator, tmp_path / accelerator)
         assert figures["npu_op_share"] == 1.0, (accelerator, figures)
         assert figures["cycles_npu"] > 0
+        # report.json's front_end: its share of the per-layer cycles (the classifier's not)
+        front = front_end_summary({"nodes": names, "logs": []},
+                                  tmp_path / accelerator / "per_layer.csv")
+        assert 0.5 < front["share_of_cycles"] < 1, (accelerator, front)
 
 
 @pytest.mark.needs_vulkan
