@@ -72,3 +72,25 @@ def test_stft_front_end_runs_as_vgf(tmp_path):
                       case.path("test_inputs.pt"), tmp_path / "vgf" / "check.json",
                       where="test/vgf_check")
     assert check["passed"]
+
+
+@pytest.mark.needs_cmake
+def test_stft_front_end_runs_on_the_cpu_kernels(tmp_path, request):
+    """The same int8 net with its int16 front end as a CPU graph (a CPU-only target's
+    artifact) run by the kernel library on the host, bit-exact with the reference model."""
+    import numpy as np
+
+    from models.zoo.front_ends import speech_like
+    from pipeline.cpu.graph_format import write_cpu_graph
+    from pipeline.export.program import load_attr
+    from tests.cpu.cpu_helpers import assert_bit_exact, build_tool, compare
+    from tests.tosa.lowering_cases import lower_case
+
+    model = load_attr(ZOO.parent / "audio.py", "logmel_kws", "test")()
+    case = lower_case(model, [(1, 4000)], tmp_path, spec="TOSA-1.0+INT+int16")
+    info = write_cpu_graph(case.tosa, tmp_path / "model.tcg")
+    (wave,) = info.inputs
+    scale = case.io()["inputs"][0]["scale"]
+    codes = np.clip(np.round(speech_like(4000).numpy() / scale), -32767, 32767)
+    assert_bit_exact(compare(build_tool(request), case.tosa,
+                             {wave.name: codes.astype(np.int16).reshape(wave.shape)}))
