@@ -47,7 +47,9 @@ def is_front_end(node: fx.Node) -> bool:
 
 def _is_square(node) -> bool:
     """``x * x`` or ``x ** 2`` of a front-end value (``ri[..., 0] ** 2`` as users write it)."""
-    if not isinstance(node, fx.Node) or not isinstance(node.args[0], fx.Node):
+    if not isinstance(node, fx.Node) or node.op != "call_function" or not node.args:
+        return False
+    if not isinstance(node.args[0], fx.Node):
         return False
     square = (node.target == aten.mul.Tensor and node.args[0] is node.args[1]) or (
         node.target == aten.pow.Tensor_Scalar and node.args[1] == 2)
@@ -56,7 +58,7 @@ def _is_square(node) -> bool:
 
 def _powers(gm: fx.GraphModule) -> list[fx.Node]:
     """``re*re + im*im`` of front-end values."""
-    return [n for n in gm.graph.nodes if n.target == aten.add.Tensor
+    return [n for n in gm.graph.nodes if n.target == aten.add.Tensor and len(n.args) >= 2
             and all(_is_square(a) for a in n.args[:2])]
 
 
@@ -149,7 +151,8 @@ def _left_constant(node: fx.Node, path: fx.Node) -> bool:
     """``W @ x`` (Whisper's ``filters @ magnitudes``) with a 2-D constant W."""
     w = node.args[0]
     return (node.target == aten.matmul.default and node.args[1] is path
-            and isinstance(w, fx.Node) and w.op == "get_attr" and w.meta["val"].dim() == 2)
+            and isinstance(w, fx.Node) and w.op == "get_attr"
+            and getattr(w.meta.get("val"), "ndim", 0) == 2)
 
 
 def _weight_right(build: _Builder, node: fx.Node, x: fx.Node, clamp) -> fx.Node:
@@ -319,8 +322,8 @@ def _tail(node: fx.Node, region: set) -> set:
         scaling = user.target in SCALINGS and not isinstance(user.args[1], fx.Node)
         move = user.target in MOVES and user.args[0] is node
         constant = [a for a in user.args[:2] if isinstance(a, fx.Node) and a.op == "get_attr"]
-        matrix = user.target == aten.matmul.default and constant and constant[0].meta[
-            "val"].dim() == 2
+        val = constant[0].meta.get("val") if constant else None
+        matrix = user.target == aten.matmul.default and val is not None and val.dim() == 2
         if not (scaling or move or matrix):
             break
         tail.add(user)
