@@ -56,7 +56,8 @@ def measure(name: str, folder: Path) -> dict:
                                    for o in done.report["outputs"]]}
     for npu in NPUS:
         figures = done.vela[npu]
-        front = front_end_summary({"nodes": names}, folder / npu / "per_layer.csv")
+        front = front_end_summary({"nodes": names}, folder / npu / "per_layer.csv",
+                                  figures["cycles_npu"])
         row[npu] = {"cycles_npu": figures["cycles_npu"], "npu_op_share": figures["npu_op_share"],
                     "front_end_share": front["share_of_cycles"]}
     return row
