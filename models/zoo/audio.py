@@ -133,7 +133,7 @@ def crnn() -> nn.Module:
 
 class LogMelKWS(nn.Module):
     """A waveform in, a log-mel spectrogram computed inside the model with torch.stft (complex
-    tensors): out of scope for TOSA; the build must say so clearly."""
+    tensors, written in real operators by normalisation: pipeline/normalise/spectral.py)."""
 
     def __init__(self, num_classes=12):
         super().__init__()

@@ -44,6 +44,10 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
         entry["vela"]["top_layers"] = top_layers(folder / "vela_per_layer.csv")
         entry["roofline"] = json.loads(build.vela.outputs["roofline"].read_text())
         entry["roofline"]["summary"] = limit_text(entry["roofline"])
+        front = entry.get("quantize", {}).get("front_end")
+        if front:
+            entry["front_end"] = front_end_summary(front, folder / "vela_per_layer.csv",
+                                                   entry["vela"]["cycles_npu"])
     if build.mixed is not None:
         entry.update(_mixed_entry(build, folder))
     if build.vgf is not None:
@@ -56,6 +60,31 @@ def _model_entry(build: ModelBuild, folder: Path) -> dict:
     if build.cpu_graph is not None:
         entry["cpu"] = _cpu_entry(build, folder)
     return entry
+
+
+def front_end_summary(record: dict, per_layer_csv: Path, cycles_npu: int | None = None) -> dict:
+    """A signal front end's own figures (quantize.json's ``front_end``, docs/front_ends.md):
+    the SQNR of its log against float over the calibration samples, and its share of the
+    cycles of Vela's per-layer rows (a row belongs to the longest node name it starts with,
+    followed by nothing, ``_`` or ``/``: ``log_steep_low/lut`` is ``log``'s). The rows' cycles
+    add up to more than the network's NPU cycles (Vela overlaps operations), so the front
+    end's ``cycles_npu`` is that share of the network's."""
+    import csv
+
+    names = sorted(record.get("nodes", []), key=len, reverse=True)
+    cycles = total = 0
+    with open(per_layer_csv, newline="") as handle:
+        for row in csv.DictReader(handle):
+            name, count = row["Name"].strip(), int(float(row["Op Cycles"]))
+            total += count
+            owner = next((n for n in names if name == n or name.startswith((n + "_", n + "/"))),
+                         None)
+            cycles += count if owner is not None else 0
+    share = cycles / total if total else None
+    return {"sqnr_db": [log["sqnr_db"] for log in record.get("logs", [])],
+            "share_of_cycles": None if share is None else round(share, 4),
+            "cycles_npu": None if share is None or cycles_npu is None else
+            round(share * cycles_npu)}
 
 
 def _cpu_entry(build: ModelBuild, folder: Path) -> dict:

@@ -1,6 +1,8 @@
 """Normalisation: what torch.export hands us, rewritten into the one form the quantizer and the
 lowering expect, for every program and both profiles, right after export.
 
+0. stft / fft of real input and the complex values they make in real operators, then a
+   re-trace (``spectral.py``).
 1. ``program.run_decompositions(table)`` (torch's own machinery): in-place operators become
    functional ones (``relu_``, ``add_`` of ``out += identity``, ``hardswish_``), and every
    operator the lowering has no visitor for is decomposed into core ATen with torch's own
@@ -26,6 +28,8 @@ Each step keeps the nodes' stack traces, so errors still name the user's line.
 
 from __future__ import annotations
 
+import copy
+
 from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import TensorArgument
@@ -49,6 +53,7 @@ from pipeline.normalise.rewrites import (
     write_out_addmms,
     written_out_addmms,
 )
+from pipeline.normalise.spectral import has_spectra, rewrite_spectra
 from pipeline.normalise.table import decomposition_table, needs_decomposition
 from pipeline.programs import memoize_cia_materialization
 
@@ -56,6 +61,8 @@ from pipeline.programs import memoize_cia_materialization
 def is_normal(program: ExportedProgram, lowered: frozenset[str]) -> bool:
     """True when ``normalise`` would change nothing (checked in one walk, no tracing)."""
     table = decomposition_table(lowered)
+    if has_spectra(program):
+        return False
     consts = constant_values(program)
     for node in program.graph.nodes:
         if node.op != "call_function":
@@ -80,8 +87,14 @@ def normalise(program: ExportedProgram, lowered: frozenset[str]) -> ExportedProg
     if is_normal(program, lowered):
         return program
     table = decomposition_table(lowered)
-    # The few kinds real models need are rewritten in place (local.py); else torch re-traces.
-    local = None if mutates_inputs(program) else decompose_locally(program, table, lowered)
+    if has_spectra(program):  # stft / fft in real operators (spectral.py), then a re-trace
+        program = copy.deepcopy(program)
+        rewrite_spectra(program)
+        local = None
+    elif mutates_inputs(program):
+        local = None
+    else:  # the few kinds real models need are rewritten in place (local.py)
+        local = decompose_locally(program, table, lowered)
     if local is None:
         memoize_cia_materialization()
     program = program.run_decompositions(table) if local is None else local

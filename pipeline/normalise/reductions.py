@@ -132,6 +132,16 @@ def mean_all(x: torch.Tensor, *, dtype=None) -> torch.Tensor:
     return x.mean(list(range(x.dim())))
 
 
+def max_all(x: torch.Tensor) -> torch.Tensor:
+    """``x.max()`` (Whisper's ``log_spec.max()``): amax over every dim, the form the lowering
+    takes; ``x.min()`` likewise with amin."""
+    return torch.amax(x, list(range(x.dim()))) if x.is_floating_point() else NotImplemented
+
+
+def min_all(x: torch.Tensor) -> torch.Tensor:
+    return torch.amin(x, list(range(x.dim()))) if x.is_floating_point() else NotImplemented
+
+
 def max_pool2d(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """A dilated max pool (no ceil_mode): the maximum of the kh * kw strided slices its taps
     read (MAXIMUM of operands sharing one quantization: exact), the padding -inf."""
@@ -213,6 +223,8 @@ DECOMPOSITIONS = {
     aten.avg_pool2d.default: avg_pool2d,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.mean.default: mean_all,
+    aten.max.default: max_all,
+    aten.min.default: min_all,
     aten.max_pool2d.default: max_pool2d,
     # ``x * c`` as the Tensor form (what the quantizer and the lowering take)
     aten.mul.Scalar: _scalar_form(aten.mul.Tensor),

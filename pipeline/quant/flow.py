@@ -14,6 +14,7 @@ from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
+from pipeline.quant.front_end import front_end_names, front_end_record, split_front_ends
 from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
@@ -121,7 +122,10 @@ def quantize_with_record(
             normalised, samples, scheme, where, observer, equalization, bias_correction, weights,
             rules,
         )
-    return torch.export.export(converted, tuple(samples[0])), record
+    exported = torch.export.export(converted, tuple(samples[0]))
+    if "front_end" in record:  # its nodes by their final names: report.json's cycles
+        record["front_end"]["nodes"] = front_end_names(exported.graph_module)
+    return exported, record
 
 
 def _converted(
@@ -136,6 +140,7 @@ def _converted(
     refuse_runtime_conditions(module, where)
     copy_returned_inputs(module)
     record = {}
+    split = split_front_ends(module, samples)  # a log-mel's two scales: front_end.py
     # Equalisation first: it changes the weights whose quantization error the biases absorb.
     if equalization:
         record["equalization"] = equalise(module)
@@ -148,7 +153,11 @@ def _converted(
     with torch.no_grad():
         for sample in samples:
             prepared(*sample)
-    return convert_pt2e(prepared), record
+    converted = convert_pt2e(prepared)
+    if split:  # the front end's own SQNR (its log against float) for quantize.json
+        record["front_end"] = front_end_record(split, normalised.module(check_guards=False),
+                                               converted, samples)
+    return converted, record
 
 
 def _auto_bias_correction(normalised, samples, scheme, where, observer, equalization, weights,

@@ -84,8 +84,9 @@ def _advice(node: fx.Node) -> str:
     vals = val if isinstance(val, (tuple, list)) else [val]
     if any(isinstance(v, torch.Tensor) and v.is_complex() for v in vals):
         return (
-            "Complex tensors (stft, fft) have no TOSA form: compute that part (e.g. a "
-            "spectrogram front end) before the model and feed its output as the input"
+            "Complex tensors (stft, fft) have no TOSA form but as abs, abs() ** 2, "
+            "view_as_real, .real or .imag of them (docs/front_ends.md): read them that way, or "
+            "compute that part before the model and feed its output as the input"
         )
     return (
         "Write that line with the operators listed in docs/operators.md, or move it out of "
