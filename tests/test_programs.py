@@ -79,3 +79,20 @@ def test_loaded_program_is_torchs_own(program, tmp_path):
     (tmp_path / "again").mkdir()
     save_program(ours, tmp_path / "again" / "model.pt2")
     assert (tmp_path / "again" / "model.pt2").read_bytes() == path.read_bytes()
+
+
+def test_composite_operators_registered_later_are_still_collected():
+    """memoize_cia_materialization: torch's collection of composite (CIA) operators, which
+    run_decompositions keeps, is redone when a new one is registered after the first run."""
+    from torch._export import utils
+
+    from pipeline.programs import memoize_cia_materialization
+
+    memoize_cia_materialization()
+    before = utils._collect_all_valid_cia_ops()
+    library = torch.library.Library("pipeline_test_cia", "DEF")  # noqa: TOR901
+    library.define("scaled(Tensor x) -> Tensor")
+    library.impl("scaled", lambda x: x * 2, "CompositeImplicitAutograd")
+    after = utils._collect_all_valid_cia_ops()
+    assert torch.ops.pipeline_test_cia.scaled.default in after
+    assert before <= after
