@@ -10,7 +10,9 @@ that run the stages over files exactly as the build does.
 
 from __future__ import annotations
 
+import copy
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,10 +93,45 @@ def _exported(module: torch.nn.Module, shapes, folder: Path) -> Case:
     module = module.eval()
     example, calibration, tests = case_inputs(shapes, CALIBRATION_SAMPLES, TEST_SAMPLES)
     return Case(folder, {
-        "model.pt2": export_program(module, example),
+        "model.pt2": _shared_export(module, shapes, example),
         "calibration.pt": calibration,
         "test_inputs.pt": tests,
     })
+
+
+# The last programs exported, by (module, input shapes): the cases of one module in int8,
+# a16w8 and FP (parametrized side by side) export it once. A hit needs the same module
+# object with the same weights (each tensor's storage and version: an in-place edit moves
+# it) and mode; each case gets its own deep copy, as the lowering may rewrite its program.
+_EXPORTS: OrderedDict = OrderedDict()
+_KEEP = 8
+
+
+def _shared_export(module: torch.nn.Module, shapes, example: tuple):
+    key = (id(module), repr(shapes))
+    state = (module.training, tuple(
+        (name, tuple(t.shape), t.dtype, t.data_ptr(), t._version)
+        for name, t in module.state_dict(keep_vars=True).items()))
+    hit = _EXPORTS.get(key)
+    if hit is not None and hit[0] is module and hit[1] == state:
+        _EXPORTS.move_to_end(key)
+        return _copied(hit[2])
+    program = export_program(module, example)
+    _EXPORTS[key] = (module, state, _copied(program))
+    while len(_EXPORTS) > _KEEP:
+        _EXPORTS.popitem(last=False)
+    return program
+
+
+def _copied(program):
+    """A deep copy of ``program`` with its node names (a deep copy renames a placeholder
+    named like a builtin: ``input`` -> ``input_1``)."""
+    copied = copy.deepcopy(program)
+    for old, new in zip(program.graph.nodes, copied.graph.nodes, strict=True):
+        if new.name != old.name:
+            new.name = old.name
+    copied.graph_module.recompile()
+    return copied
 
 
 def export_case(module: torch.nn.Module, shapes, folder: Path) -> Case:
