@@ -22,6 +22,7 @@ from pipeline.tosa.passes import (
     remove_dead_operators_pass,
     remove_reshape_chains_pass,
     replace_bools_pass,
+    replace_channel_affine_pass,
     replace_gather_pass,
     replace_int_ops_pass,
     replace_scatter_pass,
@@ -128,6 +129,14 @@ PASSES: tuple[Pass, ...] = (
 # variant that differs from the common graph in the TOSA reference model.
 NPU_VARIANTS: dict[str, tuple[Pass, ...]] = {
     "u55": (
+        Pass(
+            "replace_channel_affine",
+            "tosa",
+            replace_channel_affine_pass.run,
+            "after every common pass (fuse_rescales has left one widening RESCALE before each "
+            "MUL/ADD): Vela on Ethos-U55/U65 reads a broadcast constant operand per element; "
+            "a depthwise 1x1 convolution reads it once (on U85 the MUL is cheap).",
+        ),
         Pass(
             "split_global_pool",
             "tosa",
