@@ -8,7 +8,8 @@ Vela reads a broadcast constant operand from the memory that holds constants for
 element (8 bytes per element from flash on the default system config): 301,056 cycles for a
 48-channel 28x28 map, where a depthwise 1x1 convolution reads its weights once and costs
 about 20,000 (Vela 5.2, ``docs/search.md``). On Ethos-U85 the MUL costs 18,816 with the ADD
-fused into it, so the rewrite runs in the U55/U65 variant only.
+fused into it, so the rewrite runs in the U55/U65 variant only, and from ``MIN_ELEMENTS`` elements: Ethos-U65
+compiles the same variant, and on small maps it is faster with the MUL and ADD.
 
 Bit-exact, or not applied: the three operators are a function of each channel's 256 input
 codes, so the pass computes that function (TOSA's RESCALE, MUL and ADD in numpy), picks an
@@ -24,6 +25,10 @@ from pipeline.tosa.graph import Operator, TosaGraph
 from pipeline.tosa.quant_math import apply_scale, encode_scale
 
 CODES = np.arange(-128, 128, dtype=np.int64)  # every int8 input
+# Smaller maps stay: Ethos-U65 compiles this variant too, and there the depthwise form lost up
+# to 26 % below this many elements (4x4x64 to 8x8x64) and won from it (docs/search.md); on
+# Ethos-U55 it won at every size measured.
+MIN_ELEMENTS = 4608
 _RANGES = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
 
 
@@ -83,6 +88,8 @@ def _match(graph: TosaGraph, op: Operator):
             continue
         x = graph.tensors[widen.inputs[0]]
         if x.is_const or x.dtype != "int8" or len(x.shape) != 4 or x.shape[-1] < 2:
+            continue
+        if int(np.prod(x.shape)) < MIN_ELEMENTS:
             continue
         if widen.attrs.get("input_unsigned") or len(graph.consumers(wide)) != 1:
             continue

@@ -3,7 +3,8 @@ becomes a depthwise 1x1 convolution. A RepViT/FastViT-like block as users write 
 after a residual add, a layer scale, ``x * gamma + beta``, in-place ops, dropout) lowered with
 and without the pass: the U55 variant has no MUL or ADD of a constant left, verification (TOSA
 reference model against torch, per layer, every variant) passes, and the real Vela counts
-fewer cycles on Ethos-U55-128 and -U65-256; the U85 variant keeps the MULs."""
+fewer cycles on Ethos-U55-128 and -U65-256; the U85 variant keeps the MULs, and so does a
+map too small for the depthwise form to pay on Ethos-U65."""
 
 import numpy as np
 import pytest
@@ -84,6 +85,13 @@ def test_fewer_cycles_on_u55_and_u65(forms, npu, tmp_path):
                     for name, c in (("replaced", case), ("kept", kept)))
     print(npu, "MUL/ADD", theirs["cycles_total"], "depthwise", ours["cycles_total"])
     assert ours["cycles_total"] < theirs["cycles_total"]
+
+
+def test_a_small_map_keeps_its_mul_and_add(tmp_path):
+    """Below MIN_ELEMENTS Ethos-U65 (which compiles the U55 variant) is faster as it was."""
+    case = lower_case(RepBlock(64).eval(), [(1, 64, 4, 4)], tmp_path)
+    assert 64 * 4 * 4 < replace_channel_affine_pass.MIN_ELEMENTS
+    assert _ops(case.variant("u55")).count("MUL") == 3
 
 
 def test_a_line_no_weight_can_draw_is_left_alone():
