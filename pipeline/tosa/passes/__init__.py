@@ -13,6 +13,7 @@ from typing import Literal
 from pipeline.tosa.passes import (
     annotate_layout_pass,
     convert_int64_constants_pass,
+    fold_conv_stride_pass,
     fold_pad_pass,
     fold_qdq_pass,
     fuse_activation_pass,
@@ -107,6 +108,13 @@ PASSES: tuple[Pass, ...] = (
         "after remove_reshape_chains, which leaves one RESHAPE between a convolution's "
         "RESCALE and the SLICEs of its channels; it merges the RESHAPE each slice becomes "
         "with the next itself.",
+    ),
+    Pass(
+        "fold_conv_stride",
+        "tosa",
+        fold_conv_stride_pass.run,
+        "after split_conv_outputs (independent: it reshapes a convolution's input, not its "
+        "output); it merges the RESHAPE it adds with the model's own before it itself.",
     ),
     Pass(
         "fuse_transposes",
