@@ -45,7 +45,7 @@ def _fold(graph: TosaGraph, conv: Operator) -> bool:
     first, last = -left // s, (kw - 1 - left) // s  # the column offsets the taps reach
     taps = last - first + 1
     right = graph.tensors[conv.outputs[0]].shape[2] - width // s + first + taps - 1
-    if right < 0:
+    if not 0 <= right < taps or -first >= taps:  # padding as wide as the kernel: left alone
         return False
     new = np.zeros((out, kh, taps, s * channels), old.dtype)
     for column in range(taps):
