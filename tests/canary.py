@@ -10,6 +10,7 @@ import hashlib
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,12 +31,11 @@ def digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-@pytest.fixture
-def canary(tmp_path):
-    """``(folder, file, check)``: a folder and a file outside the build and the store, with
-    the kinds of things the reproductions destroyed (sub-folders, a hidden folder older than
-    an hour); ``check()`` asserts both are as they were."""
-    folder = tmp_path / "canary"
+def plant(root: Path) -> tuple[Path, Path, Callable[[], None]]:
+    """``(folder, file, check)`` under ``root``: a folder and a file outside the build and the
+    store, with the kinds of things the reproductions destroyed (sub-folders, a hidden folder
+    older than an hour); ``check()`` asserts both are as they were."""
+    folder = root / "canary"
     (folder / "sub").mkdir(parents=True)
     (folder / "sub" / "weights.bin").write_bytes(os.urandom(256))
     (folder / "notes.txt").write_text("keep me\n")
@@ -44,13 +44,29 @@ def canary(tmp_path):
     (hidden / "x").write_text("old")
     two_hours_ago = time.time() - 7200
     os.utime(hidden, (two_hours_ago, two_hours_ago))
-    file = tmp_path / "canary.txt"
+    file = root / "canary.txt"
     file.write_text("precious\n")
     before = (digest(folder), digest(file))
 
     def check():
-        assert (digest(folder), digest(file)) == before, "the canary was touched"
+        assert (digest(folder), digest(file)) == before, f"the canary in {root} was touched"
 
+    return folder, file, check
+
+
+@pytest.fixture
+def canary(tmp_path):
+    """A canary (``plant``) beside the test's own folders, checked again after the test."""
+    folder, file, check = plant(tmp_path)
+    yield folder, file, check
+    check()
+
+
+@pytest.fixture(scope="module")
+def module_canary(tmp_path_factory):
+    """A canary for a module's shared builds: a module-scoped build fixture asks for it, so it
+    stands before the build; a test calls its ``check()`` after, and teardown checks again."""
+    folder, file, check = plant(tmp_path_factory.mktemp("canary"))
     yield folder, file, check
     check()
 

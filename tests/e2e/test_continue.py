@@ -61,7 +61,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_tosa_
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory) -> tuple[Path, tuple[subprocess.CompletedProcess, list[str]],
+def builds(tmp_path_factory, module_canary) -> tuple[Path, tuple[subprocess.CompletedProcess, list[str]],
                                       subprocess.CompletedProcess]:
     """The same project built twice: fail-fast first (with what its build folder held
     then), then with --continue."""
@@ -101,6 +101,12 @@ def test_with_continue_the_models_that_built_are_written(builds):
     assert json.loads((root / "build" / "alone" / "report.json").read_text())["models"]["good"]
     page = (root / "build" / "report.html").read_text()
     assert "<td class=fail>FAILED</td>" in page and "output[&#x27;logits&#x27;]" in page
+
+
+def test_nothing_outside_the_build_folder_and_the_store_is_touched(builds, module_canary):
+    """A canary planted before both builds (issue 28): as it was after them."""
+    _, _, check = module_canary
+    check()
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -246,8 +246,32 @@ CASES = [
     ("truncated", "cpu_end_stream: bytes left for the block header must be >= 32; got 16"),
     ("renamed", "cpu_graph: block name must be the next CPU artifact block"),
     ("io_count", "io_meta: input count (the graph's) must be 1; got 2"),
-    ("arena", "cpu model: arena bytes (the memory plan's) must be >= 1073741824; got 67108864"),
 ]
+
+
+def test_the_linux_runner_sizes_its_arena_from_the_artifact(project, tmp_path):
+    """No fixed limit on Linux: the arena is the plan's, heap-allocated at run time. A plan
+    asking for 1 GiB (16 times the 64 MiB the runner once reserved) runs and gives the same
+    output; one the memory cannot hold (QEMU's guest address space cut to 256 MiB, so malloc
+    fails) is refused in one line."""
+    runner = ["qemu-aarch64", str(project / "build" / "a53-cpu" / "tosa_cpu_runner")]
+    data = (project / "build" / "a53-cpu" / "cnn" / "model.cpu.bin").read_bytes()
+    (tmp_path / "big.bin").write_bytes(_damaged(data, "arena"))
+    outputs = []
+    for name, model in (("plan", project / "build" / "a53-cpu" / "cnn" / "model.cpu.bin"),
+                        ("big", tmp_path / "big.bin")):
+        proc = subprocess.run([*runner, "--model", str(model), "--output", name], check=False,
+                              capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outputs.append((tmp_path / f"{name}-0.bin").read_bytes())
+    assert "arena 1073741824 of 1073741824 bytes" in proc.stdout
+    assert outputs[0] == outputs[1]
+    proc = subprocess.run([runner[0], "-R", str(256 << 20), *runner[1:], "--model",
+                           str(tmp_path / "big.bin")], check=False, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stdout.strip() == ("tosa_cpu_runner: error: arena (the memory plan's): "
+                                   "1073741824 bytes must be allocatable; malloc failed")
 
 
 @pytest.mark.parametrize("case, message", CASES)

@@ -77,7 +77,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs_torch, pytest.mark.needs_vela,
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+def built(tmp_path_factory, module_canary) -> tuple[Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("resize")
     (root / "lib" / "site-packages").mkdir(parents=True)
     (root / "lib" / "site-packages" / "seglib.py").write_text(LIBRARY)
@@ -109,3 +109,9 @@ def test_with_fallback_the_resize_runs_on_the_cpu_past_1_mib_of_io(built):
     assert check["passed"] and [s["operators"] for s in check["segments"]] == [["RESIZE"]]
     # every test sample's 4x512x512 int8 output: 1 MiB each
     assert check["segments"][0]["outputs"][0]["values"] == check["samples"] * 4 * 512 * 512
+
+
+def test_nothing_outside_the_build_folder_and_the_store_is_touched(built, module_canary):
+    """A canary planted before both builds (issue 28): as it was after them."""
+    _, _, check = module_canary
+    check()

@@ -210,6 +210,7 @@ def _library_segmenter(folder):
     return module.Segmenter
 
 
+@pytest.mark.usefixtures("canary")  # nothing outside the build is touched (issue 28)
 def test_u55_resize_by_16_names_the_users_line_and_cpu_fallback(tmp_path):
     """DeepLabV3-MobileNetV3 on U55 (issue 28 #13): its 16x resize breaks the rule; the error
     names the user's wrapper line (not the library's resize, nor torch's), and says that

@@ -384,6 +384,7 @@ def test_exit_and_interrupt_from_the_model_file_are_its_errors(tmp_path, where, 
      "        os._exit(0)\n", r"torch.export must capture the model; it called os._exit\(0\) "
      r"at .*net.py:\d+ \(os._exit\(0\)\)"),
 ], ids=["import", "factory", "forward"])
+@pytest.mark.usefixtures("canary")  # nothing outside the build is touched (issue 28)
 def test_os_exit_from_the_model_file_is_its_error_not_the_end_of_the_build(tmp_path, where,
                                                                            code, message):
     """os._exit(0) would end the build's process at once with status 0: a build that built
@@ -424,6 +425,7 @@ def test_os_exit_in_a_forked_child_still_ends_the_child(tmp_path):
     ("y.sum().item()", r"got a Python \w+ computed in the graph \(\.item\(\), \.tolist\(\)\) at "
      r".*net.py:\d+ \(return y.sum\(\).item\(\)\)$"),
 ], ids=["none", "int", "float-in-tuple", "empty", "dict", "dict-in-tuple", "item"])
+@pytest.mark.usefixtures("canary")  # nothing outside the build is touched (issue 28)
 def test_forward_returning_no_tensors_is_one_line(tmp_path, returns, got):
     """forward() returning None, a number or a dict (Hugging Face's form) got an
     AttributeError in the lowering or in verify (issue 28 #7, #8)."""
@@ -458,6 +460,7 @@ def torch_rand(*shape):
     return torch.rand(*shape)
 
 
+@pytest.mark.usefixtures("canary")  # nothing outside the build is touched (issue 28)
 def test_wrong_input_shape_prints_no_torch_log_before_the_message(tmp_path):
     """torch's fake tensors log an E-level traceback of the shape mismatch; the stage's one
     line says it (issue 28 #12). In a fresh Python, as a build meets it: torch sets its log
@@ -856,6 +859,7 @@ def test_e2e_ctrl_c_prints_one_line(tmp_path):
     assert _left_in_work(project) == [] and _store_entries(project) == []
 
 
+@pytest.mark.usefixtures("canary")  # nothing outside the build is touched (issue 28)
 def test_e2e_os_exit_0_at_import_fails_the_build_in_one_line(tmp_path):
     """issue 28 #9: `doit build` exited 0, built nothing and printed nothing."""
     project = _project(tmp_path, {"m": "source: models/net.py:TinyNet\n"

@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if !defined(ETHOSU_RT_MODEL_SYMBOL)
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #include "cpu_model.h"
 #include "ethosu_rt/check.h"
@@ -69,13 +73,24 @@ uint64_t ticks_now() {
 
 constexpr size_t kMaxIo = 16;
 
-// The arena and the application's tensors: static, so bare metal needs no heap.
-alignas(16) uint8_t g_arena[ETHOSU_RT_ARENA_BYTES];
-alignas(16) uint8_t g_io[ETHOSU_RT_IO_BYTES];
-size_t g_io_used = 0;
-#if !defined(ETHOSU_RT_MODEL_SYMBOL)
-alignas(16) uint8_t g_model[ETHOSU_RT_MODEL_BYTES];
+// The arena and the application's tensors. Bare metal: static buffers sized at link time for
+// the model compiled in (no heap). Linux: heap buffers sized from the artifact at run time
+// (the plan's arena, io_meta's tensors, the file), so no model outgrows a fixed limit.
+#if defined(ETHOSU_RT_MODEL_SYMBOL)
+alignas(16) uint8_t g_arena_static[ETHOSU_RT_ARENA_BYTES];
+alignas(16) uint8_t g_io_static[ETHOSU_RT_IO_BYTES];
+uint8_t* g_arena = g_arena_static;
+size_t g_arena_size = sizeof(g_arena_static);
+uint8_t* g_io = g_io_static;
+size_t g_io_size = sizeof(g_io_static);
+#else
+uint8_t* g_arena = nullptr;
+size_t g_arena_size = 0;
+uint8_t* g_io = nullptr;
+size_t g_io_size = 0;
+uint8_t* g_model = nullptr;
 #endif
+size_t g_io_used = 0;
 
 void log_line(const ethosu_rt::CheckFailure& failure, void* /*user*/) {
   char line[256];
@@ -85,13 +100,65 @@ void log_line(const ethosu_rt::CheckFailure& failure, void* /*user*/) {
 
 uint8_t* io_alloc(size_t bytes) {
   const size_t start = (g_io_used + 15u) & ~size_t{15};
-  if (start > sizeof(g_io) || bytes > sizeof(g_io) - start) {
+  if (start > g_io_size || bytes > g_io_size - start) {
     printf("tosa_cpu_runner: error: IO staging needs %lu more bytes; ETHOSU_RT_IO_BYTES is %lu\n",
-           static_cast<unsigned long>(bytes), static_cast<unsigned long>(sizeof(g_io)));
+           static_cast<unsigned long>(bytes), static_cast<unsigned long>(g_io_size));
     return nullptr;
   }
   g_io_used = start + bytes;
   return g_io + start;
+}
+
+#if !defined(ETHOSU_RT_MODEL_SYMBOL)
+size_t align16(size_t bytes) { return (bytes + 15u) & ~size_t{15}; }
+
+// A heap buffer of `bytes` (16-byte aligned, zeroed lazily by the kernel), or one line naming
+// `what` when the artifact asks for more than this machine's memory or malloc fails.
+uint8_t* heap_alloc(size_t bytes, const char* what) {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  using ull = unsigned long long;
+  const ull memory =
+      pages > 0 && page > 0 ? static_cast<ull>(pages) * static_cast<ull>(page) : ~0ull;
+  if (bytes > memory || bytes > SIZE_MAX - 16u) {
+    printf("tosa_cpu_runner: error: %s: bytes must be at most this machine's memory, %llu; "
+           "got %llu\n", what, memory, static_cast<unsigned long long>(bytes));
+    return nullptr;
+  }
+  void* buffer = aligned_alloc(16, align16(bytes > 0 ? bytes : 1));
+  if (buffer == nullptr) {
+    printf("tosa_cpu_runner: error: %s: %llu bytes must be allocatable; malloc failed\n", what,
+           static_cast<unsigned long long>(bytes));
+  }
+  return static_cast<uint8_t*>(buffer);
+}
+#endif
+
+// Linux: allocates the arena (the plan's) and the IO staging (io_meta's: per input and output
+// the tensor and, with --float-io, its float32 values, as pipeline.artifact.io_staging_bytes).
+bool size_buffers(ethosu_rt::CpuModel& model, bool float_io) {
+#if defined(ETHOSU_RT_MODEL_SYMBOL)
+  (void)model;
+  (void)float_io;
+  return true;
+#else
+  size_t io = 0;
+  for (size_t k = 0; k < model.num_inputs() + model.num_outputs(); ++k) {
+    ethosu_rt::TensorInfo info;
+    const bool output = k >= model.num_inputs();
+    const size_t index = output ? k - model.num_inputs() : k;
+    if ((output ? model.output_info(index, &info) : model.input_info(index, &info)) !=
+        Error::kOk) {
+      return false;
+    }
+    const size_t values = float_io ? align16(info.element_count * sizeof(float)) : 0;
+    io += align16(info.tensor_bytes) + values;
+  }
+  g_arena_size = model.arena_bytes();
+  g_io_size = io;
+  return (g_arena = heap_alloc(g_arena_size, "arena (the memory plan's)")) != nullptr &&
+         (g_io = heap_alloc(g_io_size, "IO staging (io_meta's)")) != nullptr;
+#endif
 }
 
 struct Options {
@@ -318,16 +385,25 @@ bool load_model(const Options& o, const uint8_t** data, size_t* size) {
     return false;
   }
   FILE* file = fopen(o.model, "rb");
-  if (file == nullptr) {
+  struct stat found;
+  if (file == nullptr || fstat(fileno(file), &found) != 0 || !S_ISREG(found.st_mode)) {
     printf("tosa_cpu_runner: error: model '%s' must be a readable file\n", o.model);
+    if (file != nullptr) {
+      fclose(file);
+    }
     return false;
   }
-  *size = fread(g_model, 1, sizeof(g_model), file);
-  const bool longer = fgetc(file) != EOF;
+  const off_t bytes = found.st_size;
+  *size = static_cast<size_t>(bytes);
+  char what[300];
+  snprintf(what, sizeof(what), "model '%s'", o.model);
+  g_model = heap_alloc(*size, what);
+  const bool read = g_model != nullptr && fread(g_model, 1, *size, file) == *size;
   fclose(file);
-  if (longer) {
-    printf("tosa_cpu_runner: error: model '%s' must be at most %lu bytes "
-           "(ETHOSU_RT_MODEL_BYTES)\n", o.model, static_cast<unsigned long>(sizeof(g_model)));
+  if (g_model != nullptr && !read) {
+    printf("tosa_cpu_runner: error: model '%s' must be a readable file\n", o.model);
+  }
+  if (!read) {
     return false;
   }
   *data = g_model;
@@ -343,13 +419,13 @@ int run(int argc, char** argv) {
   size_t artifact_size = 0;
   static ethosu_rt::CpuModel model;
   if (!parse_args(argc, argv, &o) || !load_model(o, &artifact, &artifact_size) ||
-      model.open(artifact, artifact_size) != Error::kOk ||
-      model.bind(g_arena, sizeof(g_arena)) != Error::kOk) {
+      model.open(artifact, artifact_size) != Error::kOk || !size_buffers(model, o.float_io) ||
+      model.bind(g_arena, g_arena_size) != Error::kOk) {
     return 1;
   }
   printf("model: %lu operators, arena %lu of %lu bytes\n",
          static_cast<unsigned long>(model.graph().num_ops()),
-         static_cast<unsigned long>(model.arena_bytes()), static_cast<unsigned long>(sizeof(g_arena)));
+         static_cast<unsigned long>(model.arena_bytes()), static_cast<unsigned long>(g_arena_size));
   if (model.num_inputs() > kMaxIo) {
     printf("tosa_cpu_runner: error: inputs must be at most %lu; got %lu\n",
            static_cast<unsigned long>(kMaxIo), static_cast<unsigned long>(model.num_inputs()));
