@@ -8,6 +8,7 @@ envelope, with a little noise.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -74,8 +75,8 @@ def spectrogram(shape: tuple[int, ...], generator: torch.Generator) -> torch.Ten
     framed = wave.unfold(0, 256, hop)[:frames] * window
     power = torch.fft.rfft(framed).abs() ** 2  # [T, 129]
     edges = torch.linspace(0, power.shape[1], bands + 1).long()
-    banded = torch.stack([power[:, a:max(b, a + 1)].mean(1) for a, b in zip(edges, edges[1:])],
-                         dim=1)
+    banded = torch.stack([power[:, a:max(b, a + 1)].mean(1)
+                          for a, b in itertools.pairwise(edges.tolist())], dim=1)
     features = torch.log(banded + 1e-6)
     features = (features - features.mean()) / features.std().clamp(min=1e-3)
     return features.reshape(1, 1, frames, bands) if len(shape) == 4 else features.T[None]
