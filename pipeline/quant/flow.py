@@ -14,6 +14,7 @@ from pipeline.quant.annotators import Rules
 from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
+from pipeline.quant.layer_sqnr import layer_sqnr
 from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
@@ -121,6 +122,8 @@ def quantize_with_record(
             normalised, samples, scheme, where, observer, equalization, bias_correction, weights,
             rules,
         )
+    # Where precision is lost: each quantized tensor against the float network's.
+    record["layers"] = layer_sqnr(normalised.module(check_guards=False), converted, samples)
     return torch.export.export(converted, tuple(samples[0])), record
 
 
