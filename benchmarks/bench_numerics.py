@@ -60,6 +60,12 @@ def _parse(argv):
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--theirs-from", type=Path,
                         help="reuse ExecuTorch's SQNRs from this earlier --json")
+    parser.add_argument("--ours-only", action="store_true",
+                        help="measure ours only (pair it with --theirs-from, or with --report "
+                        "later)")
+    parser.add_argument("--report", type=Path,
+                        help="only print the distribution of an earlier --json (its "
+                        "ExecuTorch SQNRs from --theirs-from where given)")
     parser.add_argument("--quantize", action="append", default=[], metavar="OPTION=VALUE",
                         help="an option of our quantize for every net (repeatable)")
     return parser.parse_args(argv)
@@ -167,15 +173,35 @@ def _print_summary(summary: dict, rows: list[dict]) -> None:
               f"{d['mean'] if d else float('nan'):+.2f}")
 
 
+def _text(value, sign: str = "") -> str:
+    return "-" if value is None else f"{value:{sign}.2f}"
+
+
+def _report(path: Path, theirs_from: Path | None) -> int:
+    """The distribution of an earlier run, ExecuTorch's SQNRs from ``theirs_from``."""
+    rows = json.loads(path.read_text())["rows"]
+    if theirs_from:
+        theirs = {r["name"]: r.get("theirs_db") for r in json.loads(
+            theirs_from.read_text())["rows"]}
+        for row in rows:
+            row["theirs_db"] = theirs.get(row["name"])
+            row["delta_db"] = (None if row["theirs_db"] is None or row.get("ours_db") is None
+                               else round(row["ours_db"] - row["theirs_db"], 3))
+    _print_summary(summarise(rows), rows)
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parse(argv)
+    if args.report:
+        return _report(args.report, args.theirs_from)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)  # several of these share two cores; threads only contend
     from benchmarks.vs_executorch.env import executorch_problem, quiet
 
-    problem = executorch_problem()
+    problem = None if args.ours_only else executorch_problem()
     if problem is not None:
         print(f"bench_numerics: {problem}; run it with .venv-executorch/bin/python "
               "(benchmarks/setup_executorch.sh makes it)", file=sys.stderr)
@@ -197,12 +223,13 @@ def main(argv=None) -> int:
             with quiet():
                 ours, ms = _ours(model, calibration, tests, {**own, **options}, name)
                 theirs = theirs_before.get(name)
-                if theirs is None:
+                if theirs is None and not args.ours_only:
                     theirs = _theirs(model, calibration, tests, scratch / name)
+            delta = None if theirs is None else ours - theirs
             row.update(ours_db=_finite(ours), theirs_db=_finite(theirs),
-                       delta_db=_finite(ours - theirs), quantize_ms=round(ms))
-            print(f"{name:<16} {ours:>7.2f} {theirs:>7.2f} {ours - theirs:>+7.2f} {ms:>7.0f}",
-                  flush=True)
+                       delta_db=_finite(delta), quantize_ms=round(ms))
+            print(f"{name:<16} {ours:>7.2f} {_text(theirs):>7} {_text(delta, '+'):>7} "
+                  f"{ms:>7.0f}", flush=True)
         except Exception as exc:  # noqa: BLE001 - one network failing is a row, not the end
             row["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
             print(f"{name:<16} error: {row['error']}", flush=True)

@@ -51,6 +51,7 @@ def _set_batch_norms(net: Net) -> None:
     ``BN_BATCHES`` batches of the net's own inputs, then eval."""
     norms = [m for m in net.module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not norms:
+        net.module.eval()
         return
     for norm in norms:
         norm.reset_running_stats()
