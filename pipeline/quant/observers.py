@@ -35,6 +35,9 @@ BINS = 2048
 FOLDS = 4  # the samples are split by index into this many folds (held_out.py)
 FOLD_BINS = 512  # bins of each fold's histogram
 STEPS = 40  # ranges tried: the observed extreme * k, k in steps of 1/STEPS (then finer)
+# The fractions a fold's range is searched over (held_out.py): int8's best range clips less
+# than 60%.
+COARSE = torch.arange(16, STEPS + 1, dtype=torch.float64)[:, None] / STEPS
 
 
 class _Histogram:
@@ -208,12 +211,14 @@ class MseObserver(UniformQuantizationObserverBase):
 
     def _best(self, ranges, error, fine: bool = True) -> tuple[float, float]:
         """The range ``ranges(k)`` of least ``error`` over fractions k in (0, 1]: k in steps
-        of 1/STEPS, then (``fine``) in eighths of that around the best."""
+        of 1/STEPS, then (``fine``) in eighths of that around the best; not ``fine``: k in
+        ``COARSE`` only."""
         k = torch.arange(1, STEPS + 1, dtype=torch.float64)[:, None] / STEPS
-        index = int(torch.argmin(error(*ranges(k))))
         if not fine:
-            lo, hi = ranges(k[index:index + 1])
-            return float(lo[0, 0]), float(hi[0, 0])
+            lo, hi = ranges(COARSE)
+            index = int(torch.argmin(error(lo, hi)))
+            return float(lo[index, 0]), float(hi[index, 0])
+        index = int(torch.argmin(error(*ranges(k))))
         best = float(k[index])
         fine_k = torch.arange(-8, 9, dtype=torch.float64)[:, None] / (8 * STEPS)
         lo, hi = ranges(torch.clamp(best + fine_k, 1 / (8 * STEPS), 1.0))
@@ -241,17 +246,16 @@ class MseObserver(UniformQuantizationObserverBase):
         return total
 
     def fold_error(self, lo: torch.Tensor, hi: torch.Tensor, fold: int, inside: bool = True):
-        """``expected_error`` over the samples of one fold (``inside``), or over every sample
-        but those (the whole histogram's error less the fold's: the error is a sum)."""
+        """``expected_error`` over the samples of one fold (``inside``), or over those of the
+        other folds (their histograms' errors summed: the error is a sum)."""
         step, low, high = self.grid(lo, hi)
         total = torch.zeros_like(step[:, 0])
-        for histogram, folds in zip(self.histograms, self.folds):
-            part = folds[fold]
-            if inside:
-                total += part.error(step, low, high) / max(part.values, 1.0)
-            else:
-                rest = histogram.error(step, low, high) - part.error(step, low, high)
-                total += rest / max(histogram.values - part.values, 1.0)
+        for folds in self.folds:
+            parts = [folds[fold]] if inside else [f for i, f in enumerate(folds) if i != fold]
+            error = sum(part.error(step, low, high) for part in parts if part.values)
+            values = sum(part.values for part in parts)
+            if values:
+                total += error / values
         return total
 
 
