@@ -38,3 +38,12 @@ def test_targets_that_quantized_a_model_alike_share_one_table():
 def test_no_section_without_quantized_layers():
     assert precision_section({"vgf-fp": {"models": {"net": {"verify": {}}}}}) == ""
     assert precision_section({"old": report([])}) == ""
+
+
+def test_the_build_report_page_carries_the_section(tmp_path):
+    from pipeline.graph.report_html import render
+
+    verify = {"passed": True, "outputs": [{"sqnr_db_vs_float": 15.1}]}
+    entry = {"verify": verify, "quantize": {"scheme": "int8", "layers": LAYERS}}
+    page = render({"m55-cpu": {"config": {"npu": None}, "models": {"net": entry}}}, tmp_path)
+    assert "Precision per layer" in page and "y -= 300" in page
