@@ -1,6 +1,6 @@
 """aten.mean.dim -> int32 REDUCE_SUMs and one RESCALE, or RESHAPE -> AVG_POOL2D -> RESHAPE.
 
-A mean has output qparams of its own (``REDUCTION``): an average spans a narrower range than
+An int8 mean has output qparams of its own (``MEAN``; int16 shares its input's): an average spans a narrower range than
 what it averages (a global pool of relu6 features: [0, 6] in, [0, 1] out), and in the input's
 int8 grid its rounding reached the classifier 4 dB louder (generated depthwise nets,
 ``benchmarks/bench_numerics.py``; ExecuTorch quantizes its sum and its scaling apart too).
@@ -25,7 +25,7 @@ from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.pooling import pool_geometry
 from pipeline.tosa.emit.reduction import reduction, sum_runs
-from pipeline.quant.rules import REDUCTION
+from pipeline.quant.rules import MEAN
 from pipeline.tosa.registry import Operator, lowers
 
 
@@ -82,5 +82,5 @@ def _mean_of_sums(ctx: LoweringContext, node: fx.Node, r) -> str:
 
 OPERATOR = Operator(
     "mean over dims -> int32 REDUCE_SUMs and one RESCALE, or AVG_POOL2D between RESHAPEs",
-    quant=REDUCTION,
+    quant=MEAN,
 )
