@@ -189,7 +189,8 @@ class MseObserver(UniformQuantizationObserverBase):
         if not self.histograms or self.min_val > self.max_val:
             return self._calculate_qparams(self.min_val, self.max_val)
         lo, hi = self.fit(float(self.min_val), float(self.max_val), self.expected_error)
-        grow = held_out_growth(self)
+        # int16: the step is fine enough that ranges are min/max, and a table's range is its own.
+        grow = held_out_growth(self) if self.quant_max - self.quant_min <= 255 else 1.0
         return self._calculate_qparams(torch.tensor(lo * grow), torch.tensor(hi * grow))
 
     def fit(self, low: float, high: float, error, fine: bool = True) -> tuple[float, float]:
