@@ -10,7 +10,9 @@ targets' ``report.json`` and Vela's per-layer estimates (``vela_per_layer.csv``)
 - per model and NPU configuration, the layers that cost the most cycles;
 - per model and NPU configuration, the roofline: each NPU operation's estimate against its
   bound, total cycles as a multiple of the limit, and the biggest losses with their model
-  lines (``report_roofline.py``).
+  lines (``report_roofline.py``);
+- per quantized model, each quantized tensor's SQNR against float and the layers that lose
+  the most precision (``report_precision.py``).
 
 Plots are matplotlib's, rendered to SVG text. Targets with equal figures (same model and NPU
 options) share one bar and one per-layer chart, so hundreds of targets stay readable.
@@ -27,6 +29,7 @@ import sys
 from pathlib import Path
 
 from pipeline.files import write_atomic
+from pipeline.graph.report_precision import precision_section
 
 TOP_LAYERS = 10  # bars per per-layer chart (and entries kept in report.json)
 MAX_LAYER_CHARTS = 48  # beyond this many, the costliest layers are listed as text
@@ -228,6 +231,7 @@ def render(reports: dict[str, dict], build: Path) -> str:
         parts.append(f"<p>Charts for the first {MAX_LAYER_CHARTS} of {charts} model and NPU "
                      "configurations; the others are listed.</p>")
     parts.append(_rooflines(variants))
+    parts.append(precision_section(reports))
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             "<title>ethosu-pipeline build report</title>"
             f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")

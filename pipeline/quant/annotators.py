@@ -179,9 +179,14 @@ def annotate_table(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
 def annotate_reduction(node: fx.Node, scheme: QuantScheme, rules: Rules) -> bool:
     """A sum whose result leaves the input's range: the output gets its own qparams (the
     lowering sums in int32 and rescales once into them)."""
-    if _rule(node, rules, "reduction") is None or not isinstance(node.args[0], fx.Node):
+    rule = _rule(node, rules, "reduction")
+    if rule is None or not isinstance(node.args[0], fx.Node):
         return False
-    _mark_output(node, {node.args[0]: scheme.activation}, scheme, rules)
+    x = node.args[0]
+    if rule.int16_shared and scheme.activation.dtype == torch.int16:
+        _mark(node, {x: scheme.activation}, SharedQuantizationSpec((x, node)))
+        return True
+    _mark_output(node, {x: scheme.activation}, scheme, rules)
     return True
 
 

@@ -15,6 +15,7 @@ from pipeline.quant.bias_correction import correct_biases
 from pipeline.quant.coverage import refuse_runtime_conditions
 from pipeline.quant.equalise import equalise
 from pipeline.quant.front_end import front_end_names, front_end_record, split_front_ends
+from pipeline.quant.layer_sqnr import layer_sqnr
 from pipeline.quant.layers import CONVOLUTIONS, LINEAR
 from pipeline.quant.mask_specs import link_saturating_observers
 from pipeline.quant.observers import count_observed_tensors
@@ -122,6 +123,8 @@ def quantize_with_record(
             normalised, samples, scheme, where, observer, equalization, bias_correction, weights,
             rules,
         )
+    # Where precision is lost: each quantized tensor against the float network's.
+    record["layers"] = layer_sqnr(normalised.module(check_guards=False), converted, samples)
     exported = torch.export.export(converted, tuple(samples[0]))
     if "front_end" in record:  # its nodes by their final names: report.json's cycles
         record["front_end"]["nodes"] = front_end_names(exported.graph_module)

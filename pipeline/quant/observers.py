@@ -29,8 +29,15 @@ import torch
 from torch import fx
 from torchao.quantization.pt2e.observer import UniformQuantizationObserverBase
 
+from pipeline.quant.held_out import held_out_growth
+
 BINS = 2048
+FOLDS = 4  # the samples are split by index into this many folds (held_out.py)
+FOLD_BINS = 512  # bins of each fold's histogram
 STEPS = 40  # ranges tried: the observed extreme * k, k in steps of 1/STEPS (then finer)
+# The fractions a fold's range is searched over (held_out.py): int8's best range clips less
+# than 60%.
+COARSE = torch.arange(16, STEPS + 1, dtype=torch.float64)[:, None] / STEPS
 
 
 class _Histogram:
@@ -137,6 +144,9 @@ class MseObserver(UniformQuantizationObserverBase):
         self.bins = bins
         self.tensors = 1  # calls per sample (count_observed_tensors)
         self.histograms: list[_Histogram] = []
+        # Per slot, the samples in FOLDS folds by index (held_out.py), and each fold's range.
+        self.folds: list[tuple[_Histogram, ...]] = []
+        self.fold_ranges = [[math.inf, -math.inf] for _ in range(FOLDS)]
         self._calls = 0
         self._last: tuple | None = None
         self._qparams = None
@@ -162,7 +172,12 @@ class MseObserver(UniformQuantizationObserverBase):
         if not alias:
             while len(self.histograms) <= slot:
                 self.histograms.append(_Histogram(self.bins))
+                self.folds.append(tuple(_Histogram(FOLD_BINS) for _ in range(FOLDS)))
             self.histograms[slot].add(x)
+            fold = (self._calls - 1) // self.tensors % FOLDS
+            self.folds[slot][fold].add(x)
+            edges = self.fold_ranges[fold]
+            edges[0], edges[1] = min(edges[0], float(lo)), max(edges[1], float(hi))
         return x_orig
 
     def calculate_qparams(self):
@@ -173,28 +188,42 @@ class MseObserver(UniformQuantizationObserverBase):
     def _search(self):
         if not self.histograms or self.min_val > self.max_val:
             return self._calculate_qparams(self.min_val, self.max_val)
-        low, high = min(float(self.min_val), 0.0), max(float(self.max_val), 0.0)
+        lo, hi = self.fit(float(self.min_val), float(self.max_val), self.expected_error)
+        # int16: the step is fine enough that ranges are min/max, and a table's range is its own.
+        grow = held_out_growth(self) if self.quant_max - self.quant_min <= 255 else 1.0
+        return self._calculate_qparams(torch.tensor(lo * grow), torch.tensor(hi * grow))
+
+    def fit(self, low: float, high: float, error, fine: bool = True) -> tuple[float, float]:
+        """The range of least ``error(lo, hi)`` within [low, high] (widened to hold 0)."""
+        low, high = min(low, 0.0), max(high, 0.0)
         if self.qscheme == torch.per_tensor_symmetric:
             amax = max(-low, high)
-            lo, hi = self._best(lambda k: (-amax * k, amax * k))
-        else:
-            # Coordinate descent: the best top edge for the bottom one, then the other way.
-            lo, hi = low, high
-            for _ in range(2 if low < 0 < high else 1):
-                if high > 0:
-                    lo, hi = self._best(lambda k, lo=lo: (torch.full_like(k, lo), high * k))
-                if low < 0:
-                    lo, hi = self._best(lambda k, hi=hi: (low * k, torch.full_like(k, hi)))
-        return self._calculate_qparams(torch.tensor(lo), torch.tensor(hi))
+            return self._best(lambda k: (-amax * k, amax * k), error, fine)
+        # Coordinate descent: the best top edge for the bottom one, then the other way.
+        lo, hi = low, high
+        for _ in range(2 if low < 0 < high else 1):
+            if high > 0:
+                lo, hi = self._best(lambda k, lo=lo: (torch.full_like(k, lo), high * k), error,
+                                    fine)
+            if low < 0:
+                lo, hi = self._best(lambda k, hi=hi: (low * k, torch.full_like(k, hi)), error,
+                                    fine)
+        return lo, hi
 
-    def _best(self, ranges) -> tuple[float, float]:
-        """The range ``ranges(k)`` of least expected error over fractions k in (0, 1]: k in
-        steps of 1/STEPS, then in eighths of that around the best."""
+    def _best(self, ranges, error, fine: bool = True) -> tuple[float, float]:
+        """The range ``ranges(k)`` of least ``error`` over fractions k in (0, 1]: k in steps
+        of 1/STEPS, then (``fine``) in eighths of that around the best; not ``fine``: k in
+        ``COARSE`` only."""
         k = torch.arange(1, STEPS + 1, dtype=torch.float64)[:, None] / STEPS
-        best = float(k[int(torch.argmin(self.expected_error(*ranges(k))))])
-        fine = torch.arange(-8, 9, dtype=torch.float64)[:, None] / (8 * STEPS)
-        lo, hi = ranges(torch.clamp(best + fine, 1 / (8 * STEPS), 1.0))
-        best = int(torch.argmin(self.expected_error(lo, hi)))
+        if not fine:
+            lo, hi = ranges(COARSE)
+            index = int(torch.argmin(error(lo, hi)))
+            return float(lo[index, 0]), float(hi[index, 0])
+        index = int(torch.argmin(error(*ranges(k))))
+        best = float(k[index])
+        fine_k = torch.arange(-8, 9, dtype=torch.float64)[:, None] / (8 * STEPS)
+        lo, hi = ranges(torch.clamp(best + fine_k, 1 / (8 * STEPS), 1.0))
+        best = int(torch.argmin(error(lo, hi)))
         return float(lo[best, 0]), float(hi[best, 0])
 
     def grid(self, lo: torch.Tensor, hi: torch.Tensor):
@@ -215,6 +244,19 @@ class MseObserver(UniformQuantizationObserverBase):
         total = torch.zeros_like(step[:, 0])
         for histogram in self.histograms:
             total += histogram.error(step, low, high) / max(histogram.values, 1.0)
+        return total
+
+    def fold_error(self, lo: torch.Tensor, hi: torch.Tensor, fold: int, inside: bool = True):
+        """``expected_error`` over the samples of one fold (``inside``), or over those of the
+        other folds (their histograms' errors summed: the error is a sum)."""
+        step, low, high = self.grid(lo, hi)
+        total = torch.zeros_like(step[:, 0])
+        for folds in self.folds:
+            parts = [folds[fold]] if inside else [f for i, f in enumerate(folds) if i != fold]
+            error = sum(part.error(step, low, high) for part in parts if part.values)
+            values = sum(part.values for part in parts)
+            if values:
+                total += error / values
         return total
 
 

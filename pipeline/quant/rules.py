@@ -14,7 +14,8 @@ Cheap to import (no torch): the registry reads these declarations while planning
 - ``weight_product()``: a product whose operand at ``weight`` may be a 2-D parameter
   ``[in, out]`` (``x @ W``): quantized like a linear layer; nothing when it is not one.
 - ``TABLE``: a unary function (a lookup table): the tensor operand and the output apart.
-- ``REDUCTION``: a sum whose output leaves the input's range: its own output qparams.
+- ``REDUCTION``: a sum whose output leaves the input's range: its own output qparams
+  (``MEAN``: int8 only; int16 shares the input's).
 - ``shared_inputs(*positions)``: the operands at ``positions`` (a list operand spread) and
   the output share the first one's qparams (cat, minimum, comparisons, writes into x).
 - ``masked_sum()``: ``x + mask``/``x - mask`` with an additive attention mask built in the
@@ -43,6 +44,8 @@ class Rule:
     transposed: bool = False  # weighted: weights [in, out / groups, kh, kw]
     activation: bool = False  # shared: fuses into its producer's output
     subtract: bool = False  # masked_sum: ``x - mask`` (the mask is the second operand)
+    int16_shared: bool = False  # reduction: int16 shares the input's qparams (a mean: its
+    # input's grid is fine enough there, and the lowering then pools with one rounding)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -54,6 +57,7 @@ SHARED = Rule("shared")
 ACTIVATION = Rule("shared", activation=True)
 TABLE = Rule("table")
 REDUCTION = Rule("reduction")
+MEAN = Rule("reduction", int16_shared=True)
 WHERE = Rule("where")
 CAST = Rule("cast")
 COVERAGE = Rule("coverage")

@@ -196,5 +196,7 @@ def test_the_quantize_stage_defaults_to_the_mse_observer(tmp_path):
             errors[observer] = sum(float((program.module()(*t) - float_fn(*t)).pow(2).sum())
                                    for t in tests)
     assert scales["default"] == scales["mse"]
-    assert scales["mse"][0] < 0.9 * scales["minmax"][0]
+    # Clipped, though held_out.py grows the fitted range a little (new samples' tails reach
+    # past the 16 calibration samples' fit).
+    assert scales["mse"][0] < 0.95 * scales["minmax"][0]
     assert errors["mse"] < errors["minmax"], errors

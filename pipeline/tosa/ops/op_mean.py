@@ -1,16 +1,20 @@
-"""aten.mean.dim -> RESHAPE -> AVG_POOL2D -> RESHAPE, or int32 REDUCE_SUMs and one RESCALE.
+"""aten.mean.dim -> int32 REDUCE_SUMs and one RESCALE, or RESHAPE -> AVG_POOL2D -> RESHAPE.
 
-Reduced dims adjacent in the TOSA tensor (``x.mean((2, 3))`` of an NHWC image, ``x.mean(1)``
-of a token sequence) with something after them: the tensor is viewed as
-``[1, outer, reduced, inner]`` (NHWC: H = outer, W = reduced, C = inner) and averaged with a
-``1 x reduced`` kernel: one rounding per output, like torch's float mean then quantize.
+An int8 mean has output qparams of its own (``MEAN``; int16 shares its input's): an average spans a narrower range than
+what it averages (a global pool of relu6 features: [0, 6] in, [0, 1] out), and in the input's
+int8 grid its rounding reached the classifier 4 dB louder (generated depthwise nets,
+``benchmarks/bench_numerics.py``; ExecuTorch quantizes its sum and its scaling apart too).
 
-Quantized, over the innermost dim (a pool there would have one channel) or over dims apart
-in the layout (``x.mean((1, 2))`` of an image: C and H of NHWC), ``x - zp`` is summed in
-int32 with one REDUCE_SUM per run of adjacent dims (``reduction.sum_runs``: exact, native
-over depth on Ethos-U, no TRANSPOSE) and one RESCALE by ``scale_in / (count * scale_out)``
-rounds once. A second pool over the pooled values would round twice. Float, dims apart are
-pooled run by run: the mean of the means of equal-sized groups is the mean.
+Quantized, ``x - zp`` is summed in int32 with one REDUCE_SUM per run of adjacent dims
+(``reduction.sum_runs``: exact, native over depth on Ethos-U, no TRANSPOSE) and one RESCALE
+by ``scale_in / (count * scale_out)`` rounds once, into the output's own grid; a pool would
+round to the input's grid first, and a RESCALE after it round again. Float, or quantized
+where the output's grid is the input's: reduced dims adjacent in the TOSA tensor
+(``x.mean((2, 3))`` of an NHWC image, ``x.mean(1)`` of a token sequence) with something after
+them are viewed as ``[1, outer, reduced, inner]`` (NHWC: H = outer, W = reduced, C = inner)
+and averaged with a ``1 x reduced`` kernel, one rounding per output like torch's float mean
+then quantize; float dims apart are pooled run by run (the mean of the means of equal-sized
+groups is the mean).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pipeline.tosa.emit import common as emit
 from pipeline.tosa.context import LoweringContext, dim_order, torch_shape
 from pipeline.tosa.emit.pooling import pool_geometry
 from pipeline.tosa.emit.reduction import reduction, sum_runs
-from pipeline.quant.rules import SHARED
+from pipeline.quant.rules import MEAN
 from pipeline.tosa.registry import Operator, lowers
 
 
@@ -30,7 +34,8 @@ def visit_mean(node: fx.Node, ctx: LoweringContext) -> None:
     x = node.args[0]
     r = reduction(node, ctx)
     x_q = ctx.qparams(x)
-    if x_q is not None and (r.inner == 1 or not r.adjacent):
+    own_grid = x_q is not None and not emit.same_quantization(x_q, ctx.qparams(node))
+    if x_q is not None and (r.inner == 1 or not r.adjacent or own_grid):
         pooled, produced = _mean_of_sums(ctx, node, r), ctx.qparams(node)
     else:
         pooled, produced = ctx.tensor(x), x_q
@@ -76,6 +81,6 @@ def _mean_of_sums(ctx: LoweringContext, node: fx.Node, r) -> str:
 
 
 OPERATOR = Operator(
-    "mean over dims -> AVG_POOL2D between RESHAPEs, or int32 REDUCE_SUMs and one RESCALE",
-    quant=SHARED,
+    "mean over dims -> int32 REDUCE_SUMs and one RESCALE, or AVG_POOL2D between RESHAPEs",
+    quant=MEAN,
 )
