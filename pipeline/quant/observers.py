@@ -150,6 +150,7 @@ class MseObserver(UniformQuantizationObserverBase):
         self._calls = 0
         self._last: tuple | None = None
         self._qparams = None
+        self.integral = True  # every value seen a whole number (ids, int8 codes, counts)
 
     def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         x = x_orig.detach().reshape(-1).float()
@@ -170,6 +171,7 @@ class MseObserver(UniformQuantizationObserverBase):
         alias = slot > 0 and fingerprint == self._last
         self._last = fingerprint if self.tensors > 1 else None
         if not alias:
+            self.integral = self.integral and bool(torch.equal(x, torch.round(x)))
             while len(self.histograms) <= slot:
                 self.histograms.append(_Histogram(self.bins))
                 self.folds.append(tuple(_Histogram(FOLD_BINS) for _ in range(FOLDS)))
@@ -190,7 +192,10 @@ class MseObserver(UniformQuantizationObserverBase):
             return self._calculate_qparams(self.min_val, self.max_val)
         lo, hi = self.fit(float(self.min_val), float(self.max_val), self.expected_error)
         # int16: the step is fine enough that ranges are min/max, and a table's range is its own.
-        grow = held_out_growth(self) if self.quant_max - self.quant_min <= 255 else 1.0
+        # Whole numbers (ids, int8 codes cast to float, counts) take the values their type
+        # allows: growing their range would only make an exact grid (scale 1) inexact.
+        grow = (held_out_growth(self)
+                if self.quant_max - self.quant_min <= 255 and not self.integral else 1.0)
         return self._calculate_qparams(torch.tensor(lo * grow), torch.tensor(hi * grow))
 
     def fit(self, low: float, high: float, error, fine: bool = True) -> tuple[float, float]:
